@@ -1,0 +1,137 @@
+#include "runtime/core/cpu_stream.h"
+
+#include <stdexcept>
+#include <utility>
+
+#include "runtime/core/log.h"
+
+namespace zt {
+
+double Event::elapsed_ms_since(const Event& start) const {
+  if (!state_ || !start.state_) throw std::logic_error("elapsed time between events that were never recorded");
+  return state_->elapsed_ms_since(*start.state_);
+}
+
+void CpuEventState::complete(std::exception_ptr error) {
+  {
+    std::lock_guard lock(mutex_);
+    completed_ = true;
+    error_ = std::move(error);
+    time_ = std::chrono::steady_clock::now();
+  }
+  completed_cv_.notify_all();
+}
+
+bool CpuEventState::query() {
+  std::lock_guard lock(mutex_);
+  return completed_;
+}
+
+std::exception_ptr CpuEventState::wait_completed() {
+  std::unique_lock lock(mutex_);
+  completed_cv_.wait(lock, [&] { return completed_; });
+  return error_;
+}
+
+void CpuEventState::synchronize() {
+  if (std::exception_ptr error = wait_completed()) std::rethrow_exception(error);
+}
+
+double CpuEventState::elapsed_ms_since(detail::EventState& start) {
+  auto* cpu_start = dynamic_cast<CpuEventState*>(&start);
+  if (!cpu_start) throw std::logic_error("elapsed time between a CPU event and an event of another device");
+  wait_completed();
+  cpu_start->wait_completed();
+  return std::chrono::duration<double, std::milli>(time_ - cpu_start->time_).count();
+}
+
+CpuStream::CpuStream(Mode mode, std::string name) : mode_(mode), name_(std::move(name)) {
+  if (mode_ == Mode::worker_thread) worker_ = std::thread([this] { worker_loop(); });
+}
+
+CpuStream::~CpuStream() {
+  if (mode_ != Mode::worker_thread) return;
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  queue_cv_.notify_all();
+  worker_.join();
+  if (error_) {
+    try {
+      std::rethrow_exception(error_);
+    } catch (const std::exception& e) {
+      log::debug("stream '{}' closed with an error that was already reported: {}", name_, e.what());
+    }
+  }
+}
+
+void CpuStream::enqueue(std::function<void()> work) { submit({std::move(work), nullptr, nullptr}); }
+
+Event CpuStream::record() {
+  auto state = std::make_shared<CpuEventState>();
+  submit({nullptr, state, nullptr});
+  return Event(state);
+}
+
+void CpuStream::wait(const Event& event) {
+  if (!event.state()) return;  // never recorded: already complete
+  submit({nullptr, nullptr, event.state()});
+}
+
+void CpuStream::synchronize() {
+  Event done = record();
+  done.synchronize();
+}
+
+void CpuStream::submit(Task task) {
+  if (mode_ == Mode::inline_on_caller) {
+    run(task);
+    if (error_) {
+      // The caller's own work failed: surface it now and leave the stream usable, as for any
+      // exception thrown on the calling thread.
+      std::exception_ptr error = std::exchange(error_, nullptr);
+      std::rethrow_exception(error);
+    }
+    return;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    queue_.push_back(std::move(task));
+  }
+  queue_cv_.notify_one();
+}
+
+void CpuStream::run(Task& task) {
+  if (task.awaits) {
+    try {
+      task.awaits->synchronize();
+    } catch (...) {
+      if (!error_) error_ = std::current_exception();
+    }
+  }
+  if (task.work && !error_) {
+    try {
+      task.work();
+    } catch (...) {
+      error_ = std::current_exception();
+    }
+  }
+  if (task.completes) task.completes->complete(error_);
+}
+
+void CpuStream::worker_loop() {
+  for (;;) {
+    Task task;
+    {
+      std::unique_lock lock(mutex_);
+      queue_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, and everything enqueued has run
+      task = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    run(task);
+  }
+}
+
+}  // namespace zt

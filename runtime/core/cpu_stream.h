@@ -1,0 +1,77 @@
+// CPU streams and events (see stream.h for the semantics they share with CUDA).
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "runtime/core/stream.h"
+
+namespace zt {
+
+// A completion point on the CPU: set once, with the time it completed and the error (if any)
+// of the stream that completed it.
+class CpuEventState final : public detail::EventState {
+ public:
+  void complete(std::exception_ptr error);
+  bool query() override;
+  void synchronize() override;
+  // Blocks until completed; returns the carried error instead of throwing it.
+  std::exception_ptr wait_completed();
+  double elapsed_ms_since(detail::EventState& start) override;
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable completed_cv_;
+  bool completed_ = false;
+  std::exception_ptr error_;
+  std::chrono::steady_clock::time_point time_;
+};
+
+class CpuStream final : public Stream {
+ public:
+  enum class Mode {
+    inline_on_caller,  // work runs on the calling thread when enqueued; exceptions propagate at once
+    worker_thread,     // work runs in FIFO order on this stream's own thread
+  };
+
+  explicit CpuStream(Mode mode, std::string name = "cpu-stream");
+  ~CpuStream() override;  // finishes all enqueued work, then stops the worker
+  CpuStream(const CpuStream&) = delete;
+  CpuStream& operator=(const CpuStream&) = delete;
+
+  Device device() const override { return Device::cpu(); }
+  Mode mode() const { return mode_; }
+  const std::string& name() const { return name_; }
+
+  void enqueue(std::function<void()> work);
+  Event record() override;
+  void wait(const Event& event) override;
+  void synchronize() override;
+
+ private:
+  struct Task {
+    std::function<void()> work;                  // skipped once the stream has failed
+    std::shared_ptr<CpuEventState> completes;    // completed with the stream's error, if any
+    std::shared_ptr<detail::EventState> awaits;  // blocks the stream until it completes
+  };
+  void submit(Task task);
+  void run(Task& task);
+  void worker_loop();
+
+  const Mode mode_;
+  const std::string name_;
+  std::exception_ptr error_;  // touched only by the thread that runs tasks
+
+  std::mutex mutex_;
+  std::condition_variable queue_cv_;
+  std::deque<Task> queue_;
+  bool stopping_ = false;
+  std::thread worker_;
+};
+
+}  // namespace zt

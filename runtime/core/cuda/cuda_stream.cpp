@@ -1,0 +1,72 @@
+#include "runtime/core/cuda/cuda_stream.h"
+
+#include <stdexcept>
+
+#include "runtime/core/cuda/cuda_check.h"
+#include "runtime/core/log.h"
+
+namespace zt {
+
+CudaEventState::CudaEventState(int device_index) : device_index_(device_index) {
+  ZT_CUDA_CHECK(cudaSetDevice(device_index_));
+  // Timing stays enabled: step timings and the timeline trace are measured with these events.
+  ZT_CUDA_CHECK(cudaEventCreateWithFlags(&event_, cudaEventDefault));
+}
+
+CudaEventState::~CudaEventState() {
+  if (cudaEventDestroy(event_) != cudaSuccess)
+    log::error("cudaEventDestroy failed: {}", cudaGetErrorString(cudaGetLastError()));
+}
+
+bool CudaEventState::query() {
+  cudaError_t status = cudaEventQuery(event_);
+  if (status == cudaErrorNotReady) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  ZT_CUDA_CHECK(status);
+  return true;
+}
+
+void CudaEventState::synchronize() { ZT_CUDA_CHECK(cudaEventSynchronize(event_)); }
+
+double CudaEventState::elapsed_ms_since(detail::EventState& start) {
+  auto* cuda_start = dynamic_cast<CudaEventState*>(&start);
+  if (!cuda_start) throw std::logic_error("elapsed time between a CUDA event and an event of another device");
+  float ms = 0.0f;
+  ZT_CUDA_CHECK(cudaEventElapsedTime(&ms, cuda_start->event_, event_));
+  return ms;
+}
+
+CudaStream::CudaStream(int device_index, Priority priority) : device_index_(device_index) {
+  ZT_CUDA_CHECK(cudaSetDevice(device_index_));
+  int least = 0;
+  int greatest = 0;
+  ZT_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+  ZT_CUDA_CHECK(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking,
+                                             priority == Priority::high ? greatest : least));
+}
+
+CudaStream::~CudaStream() {
+  if (cudaStreamDestroy(stream_) != cudaSuccess)
+    log::error("cudaStreamDestroy failed: {}", cudaGetErrorString(cudaGetLastError()));
+}
+
+Event CudaStream::record() {
+  auto state = std::make_shared<CudaEventState>(device_index_);
+  ZT_CUDA_CHECK(cudaEventRecord(state->handle(), stream_));
+  return Event(state);
+}
+
+void CudaStream::wait(const Event& event) {
+  if (!event.state()) return;
+  if (auto* cuda_event = dynamic_cast<CudaEventState*>(event.state().get())) {
+    ZT_CUDA_CHECK(cudaStreamWaitEvent(stream_, cuda_event->handle(), 0));
+  } else {
+    event.synchronize();
+  }
+}
+
+void CudaStream::synchronize() { ZT_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+
+}  // namespace zt

@@ -1,0 +1,55 @@
+// Memory accounting: every byte zerotrain allocates is charged to a category, so a run can be
+// held against the ZeRO memory model (DESIGN.md) and the report says where memory went.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+namespace zt {
+
+enum class MemCategory : std::uint8_t { params, grads, optimizer, buckets, activations, workspace, comm_staging };
+inline constexpr int kMemCategoryCount = 7;
+
+std::string_view mem_category_name(MemCategory category);
+
+struct MemStats {
+  std::int64_t current = 0;
+  std::int64_t peak = 0;
+};
+
+// Thread-safe: buffers are allocated and freed from the compute and comm threads alike.
+// Host and device memory are tracked separately (a CPU-only run has only host bytes).
+class MemoryTracker {
+ public:
+  enum class Space : std::uint8_t { host, device };
+
+  void charge(Space space, MemCategory category, std::int64_t bytes);
+  void release(Space space, MemCategory category, std::int64_t bytes);
+
+  MemStats stats(Space space, MemCategory category) const;
+  // Peak of the total, which is not the sum of the per-category peaks.
+  MemStats total(Space space) const;
+  // Starts a new peak window: peaks become the current values.
+  void reset_peaks();
+  // One line per non-empty category: "params 1.50 MiB (peak 1.50 MiB)".
+  std::string report(Space space) const;
+
+  // The tracker that buffers use unless they are given another.
+  static MemoryTracker& process();
+
+ private:
+  struct SpaceStats {
+    std::array<MemStats, kMemCategoryCount> categories{};
+    MemStats total{};
+  };
+  mutable std::mutex mutex_;
+  std::array<SpaceStats, 2> spaces_{};
+};
+
+// "1.50 MiB", "512 B": binary units, two decimals.
+std::string format_bytes(std::int64_t bytes);
+
+}  // namespace zt

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs every Debian package zerotrain needs to build, test and run.
+# Idempotent: packages already present are left alone, so a second run is quick.
+set -euo pipefail
+
+packages=(
+  build-essential cmake git pkg-config
+  openmpi-bin libopenmpi-dev
+  libopenblas-dev
+  libyaml-cpp-dev libfmt-dev libboost-program-options-dev
+  libgtest-dev googletest nlohmann-json3-dev
+  fortunes-min
+  iproute2
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages already installed"
+  exit 0
+fi
+
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "setup: installing ${missing[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
