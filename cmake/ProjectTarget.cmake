@@ -33,7 +33,7 @@ function(zt_add_mpi_test name)
   foreach(n IN LISTS ARG_RANKS)
     add_test(NAME ${name}.np${n}
       COMMAND ${MPIEXEC_EXECUTABLE} ${ZT_MPIEXEC_FLAGS} -np ${n} $<TARGET_FILE:${name}>)
-    set_tests_properties(${name}.np${n} PROPERTIES TIMEOUT ${ARG_TIMEOUT} PROCESSORS 1)
+    set_tests_properties(${name}.np${n} PROPERTIES TIMEOUT ${ARG_TIMEOUT} PROCESSORS ${n})
   endforeach()
 endfunction()
 

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Sets up a fresh machine, builds zerotrain and runs the whole test suite (unit tests and the
+# multi-rank tests under mpirun). Exit code 0 only when every test passed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/build.sh
+ctest --test-dir build --output-on-failure -j 2 --timeout 600
