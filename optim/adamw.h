@@ -1,0 +1,49 @@
+// Fused AdamW over one contiguous range of this rank's shard.
+//
+// One pass reads the reduced gradient (scaled by grad_multiplier, which folds in loss-scale
+// unscaling and gradient clipping), updates the moments and the fp32 master weights, and writes
+// the updated weights in the compute dtype for the next forward. The update follows
+// torch.optim.AdamW (decoupled weight decay, bias correction folded into the step size and the
+// denominator) so zerotrain and PyTorch agree to rounding:
+//   p   <- p * (1 - lr * wd)
+//   m   <- m + (1 - b1) * (g - m)
+//   v   <- b2 * v + (1 - b2) * g^2
+//   p   <- p - (lr / (1 - b1^t)) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
+// Weight decay is per call: the caller splits a shard into decayed and non-decayed segments.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "runtime/core/dtype.h"
+
+namespace zt {
+
+struct AdamWHyper {
+  float lr = 3e-4f;
+  float beta1 = 0.9f;
+  float beta2 = 0.95f;
+  float eps = 1e-8f;
+  float weight_decay = 0.0f;
+};
+
+struct AdamWStep {
+  float* master = nullptr;        // fp32 master weights, updated in place
+  float* exp_avg = nullptr;       // m
+  float* exp_avg_sq = nullptr;    // v
+  const float* grad = nullptr;    // fp32 reduced gradient
+  void* params_out = nullptr;     // updated weights in params_dtype; may be null
+  DType params_dtype = DType::f32;
+  std::size_t count = 0;
+  std::int64_t step = 1;          // 1-based step number of this update, for bias correction
+  float grad_multiplier = 1.0f;   // 1 / loss_scale * clip coefficient
+  AdamWHyper hyper;
+};
+
+void adamw_step_host(const AdamWStep& args);
+#if ZT_HAVE_CUDA
+// Same update on device pointers, launched on stream (a cudaStream_t).
+void adamw_step_cuda(const AdamWStep& args, void* stream);
+#endif
+
+}  // namespace zt
