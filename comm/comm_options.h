@@ -1,0 +1,35 @@
+// Options of a communicator. The YAML config (comm.backend, comm.timeout_s, comm.debug_check)
+// is mapped onto this plain struct by the engine, so comm/ does not depend on the config code.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <string_view>
+
+namespace zt {
+
+// auto_select: NCCL for GPU buffers, MPI for CPU buffers; GPU buffers fall back to MPI with
+// host staging when this host has more ranks than GPUs (NCCL refuses two ranks on one GPU).
+enum class CommBackend { auto_select, mpi, nccl };
+
+// "auto", "mpi", "nccl"; throws zt::UserError naming the accepted values otherwise.
+CommBackend parse_comm_backend(std::string_view name);
+std::string_view comm_backend_name(CommBackend backend);
+
+struct CommOptions {
+  CommBackend backend = CommBackend::auto_select;
+  // A collective that has not completed this long after it started running on the comm stream
+  // makes the watchdog log what it was and end the process with kCommTimeoutExitCode.
+  std::chrono::milliseconds timeout = std::chrono::minutes(5);
+  // Before every collective, ranks compare (kind, op, dtype, count, root, sequence) with one
+  // small all-gather and fail with both sides' descriptions when they differ. Costs a latency-bound
+  // round trip per collective, hence off by default.
+  bool debug_check = false;
+  // Name used in log lines and errors ("world", "dp", ...).
+  std::string name = "world";
+};
+
+// Exit status of a process ended by the comm watchdog.
+inline constexpr int kCommTimeoutExitCode = 3;
+
+}  // namespace zt

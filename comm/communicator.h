@@ -1,0 +1,117 @@
+// The Communicator interface: the collectives of data-parallel training, with the same call
+// sites for CPU (MPI) and GPU (NCCL, or MPI with host staging) buffers.
+//
+// Every collective is asynchronous. The call validates its arguments (throwing
+// std::invalid_argument at once on a mistake), numbers the collective, makes the comm stream wait
+// for everything enqueued so far on `producer` (the stream that wrote the input), enqueues the
+// collective on the comm stream and returns a Work. The caller must keep the buffers alive and
+// leave them alone until the Work completed. Every rank of the communicator must issue the same
+// collectives in the same order; collectives of one communicator are issued from one thread at a
+// time. A collective that does not complete within CommOptions::timeout ends the process (see
+// watchdog.h).
+//
+// Semantics (identical on every backend unless noted):
+// - all_reduce(in, out): out[i] = reduce over ranks of in[i]; in and out have the same size.
+//   In place when in and out are the same view.
+// - reduce_scatter(in, out): in holds world_size equal chunks of out.numel elements; rank r gets
+//   the reduction of chunk r. An input whose size is not world_size * out.numel is rejected.
+//   In place when out is this rank's chunk of in (as NCCL defines it); the other chunks of in are
+//   left unchanged.
+// - all_gather(in, out): out is world_size chunks of in.numel elements, chunk r from rank r.
+//   In place when in is this rank's chunk of out.
+// - broadcast(in, out, root): out <- root's in on every rank (in is read on the root only).
+//   In place when in and out are the same view.
+// - barrier(): completes when every rank reached it.
+// - dtypes f32, bf16, f16. sum adds; avg is the sum divided by world_size. Rounding of bf16/f16:
+//   MPI rounds each pairwise fp32 sum to the 16-bit type, then divides in fp32 and rounds once
+//   more for avg (reduction_ops.h); NCCL sums with its own per-step rounding and implements avg
+//   as a pre-multiplication of the inputs by 1/world_size. For a power-of-two world size and
+//   values whose sums are exact in the 16-bit type, both backends agree bit for bit.
+// - Sizes may be 0. A partial overlap of in and out (anything but the in-place layouts above) is
+//   rejected.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "comm/collective.h"
+#include "comm/comm_options.h"
+#include "comm/mpi_bootstrap.h"
+#include "comm/work.h"
+#include "runtime/core/buffer.h"
+#include "runtime/core/stream.h"
+
+namespace zt {
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+
+  int rank() const { return launch_.rank; }
+  int world_size() const { return launch_.world_size; }
+  int local_rank() const { return launch_.local_rank; }  // among this communicator's ranks on this host
+  int local_size() const { return launch_.local_size; }
+  const std::string& name() const { return options_.name; }
+  const CommOptions& options() const { return options_; }
+  virtual std::string_view backend_name() const = 0;
+  // The device whose buffers the collectives take.
+  virtual Device device() const = 0;
+  // The stream collectives run on (a worker-thread CpuStream for MPI, a high-priority CUDA stream
+  // for NCCL).
+  virtual Stream& comm_stream() = 0;
+  // Sequence number the next collective will get.
+  std::uint64_t next_sequence() const;
+
+  Work all_reduce(BufferView in, BufferView out, ReduceOp op, Stream& producer);
+  Work all_reduce(BufferView data, ReduceOp op, Stream& producer) { return all_reduce(data, data, op, producer); }
+  // Several in-place all-reduces launched as one (one NCCL group): one Work, one sequence number.
+  Work all_reduce_many(std::span<const BufferView> tensors, ReduceOp op, Stream& producer);
+  Work reduce_scatter(BufferView in, BufferView out, ReduceOp op, Stream& producer);
+  Work all_gather(BufferView in, BufferView out, Stream& producer);
+  Work broadcast(BufferView in, BufferView out, int root, Stream& producer);
+  Work broadcast(BufferView data, int root, Stream& producer) { return broadcast(data, data, root, producer); }
+  Work barrier(Stream& producer);
+
+  // A communicator over the ranks that pass the same color, ordered by key (MPI_Comm_split), with
+  // the same backend, device and options. Collective over this communicator; ordered after the
+  // collectives already issued on it. A negative color takes no part and gets nullptr.
+  virtual std::unique_ptr<Communicator> split(int color, int key, std::string name) = 0;
+
+ protected:
+  Communicator(LaunchInfo launch, CommOptions options) : launch_(launch), options_(std::move(options)) {}
+
+  // A validated, numbered collective. For all_reduce_many, in/out hold one view per tensor;
+  // otherwise exactly one each (empty for barrier).
+  struct Collective {
+    CollectiveDesc desc;
+    std::vector<BufferView> in;
+    std::vector<BufferView> out;
+    bool in_place = false;
+  };
+  virtual Work launch(Collective collective, Stream& producer) = 0;
+
+  // The shared state of the Work of c, filled with what the watchdog and errors report.
+  std::shared_ptr<detail::WorkState> new_work_state(const Collective& c) const;
+
+ private:
+  Work number_and_launch(Collective collective, Stream& producer);
+  void check_view(const BufferView& view, std::string_view role, CollectiveKind kind) const;
+
+  LaunchInfo launch_;
+  CommOptions options_;
+  mutable std::mutex sequence_mutex_;
+  std::uint64_t next_sequence_ = 1;
+};
+
+// Views that may be passed as in/out of one collective: the same view, or no shared byte.
+// Otherwise the in-place layout asked for must hold. Exposed for the backends' own checks.
+bool views_overlap(const BufferView& a, const BufferView& b);
+
+}  // namespace zt

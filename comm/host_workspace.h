@@ -1,0 +1,24 @@
+// Grow-only host memory of a comm stream: staging for GPU buffers that MPI cannot read directly,
+// and scratch for in-place reduce_scatter. Used only by the comm stream's thread, so collectives
+// that run one after another share it; charged to MemCategory::comm_staging.
+#pragma once
+
+#include <cstddef>
+
+#include "runtime/core/buffer.h"
+
+namespace zt {
+
+class HostWorkspace {
+ public:
+  explicit HostWorkspace(Buffer::HostMemory memory) : memory_(memory) {}
+  // A view of numel elements of dtype; invalidated by the next call that needs to grow.
+  BufferView get(DType dtype, std::size_t numel);
+  std::size_t capacity_bytes() const { return buffer_.bytes(); }
+
+ private:
+  Buffer::HostMemory memory_;
+  Buffer buffer_;
+};
+
+}  // namespace zt

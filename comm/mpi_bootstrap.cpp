@@ -1,0 +1,83 @@
+#include "comm/mpi_bootstrap.h"
+
+#include <fmt/format.h>
+
+#include <string_view>
+
+#include "comm/mpi_handles.h"
+#include "runtime/core/error.h"
+#include "runtime/core/mpi_check.h"
+
+namespace zt {
+
+namespace {
+std::string_view thread_level_name(int level) {
+  if (level == MPI_THREAD_SINGLE) return "MPI_THREAD_SINGLE";
+  if (level == MPI_THREAD_FUNNELED) return "MPI_THREAD_FUNNELED";
+  if (level == MPI_THREAD_SERIALIZED) return "MPI_THREAD_SERIALIZED";
+  if (level == MPI_THREAD_MULTIPLE) return "MPI_THREAD_MULTIPLE";
+  return "an unknown thread level";
+}
+}  // namespace
+
+void check_mpi_thread_level(int provided) {
+  if (provided >= MPI_THREAD_MULTIPLE) return;
+  throw UserError(fmt::format(
+      "the MPI library provides only {}, but zerotrain needs MPI_THREAD_MULTIPLE: its comm stream issues MPI "
+      "collectives from a worker thread while the main thread keeps working (Open MPI: use a build configured "
+      "with thread support, see `ompi_info | grep -i thread`)",
+      thread_level_name(provided)));
+}
+
+MpiSession::MpiSession(int* argc, char*** argv) {
+  int initialized = 0;
+  ZT_MPI_CHECK(MPI_Initialized(&initialized));
+  if (initialized) {
+    require_mpi_ready();
+    return;
+  }
+  int provided = 0;
+  ZT_MPI_CHECK(MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided));
+  // Errors on MPI_COMM_WORLD are returned, so that checked calls can say what failed.
+  ZT_MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+  try {
+    check_mpi_thread_level(provided);
+  } catch (...) {
+    MPI_Finalize();
+    throw;
+  }
+  finalize_ = true;
+}
+
+MpiSession::~MpiSession() {
+  int finalized = 0;
+  if (finalize_ && MPI_Finalized(&finalized) == MPI_SUCCESS && !finalized) MPI_Finalize();
+}
+
+void require_mpi_ready() {
+  int initialized = 0;
+  int finalized = 0;
+  ZT_MPI_CHECK(MPI_Initialized(&initialized));
+  ZT_MPI_CHECK(MPI_Finalized(&finalized));
+  if (!initialized || finalized)
+    throw UserError(fmt::format("a communicator was created while MPI is {} (create an MpiSession first and "
+                                "destroy communicators before it ends)",
+                                finalized ? "already finalised" : "not initialised"));
+  int provided = 0;
+  ZT_MPI_CHECK(MPI_Query_thread(&provided));
+  check_mpi_thread_level(provided);
+}
+
+LaunchInfo query_launch_info(MPI_Comm comm) {
+  LaunchInfo info;
+  ZT_MPI_CHECK(MPI_Comm_rank(comm, &info.rank));
+  ZT_MPI_CHECK(MPI_Comm_size(comm, &info.world_size));
+  MPI_Comm host_comm = MPI_COMM_NULL;
+  ZT_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, info.rank, MPI_INFO_NULL, &host_comm));
+  MpiComm host(host_comm);
+  ZT_MPI_CHECK(MPI_Comm_rank(host.get(), &info.local_rank));
+  ZT_MPI_CHECK(MPI_Comm_size(host.get(), &info.local_size));
+  return info;
+}
+
+}  // namespace zt

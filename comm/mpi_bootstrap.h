@@ -1,0 +1,42 @@
+// MPI start-up for zerotrain processes and what the launcher tells each rank.
+//
+// The MPI comm stream issues collectives from its own worker thread while the main thread may
+// create communicators or run other MPI calls, so MPI must run at MPI_THREAD_MULTIPLE; a library
+// that cannot provide it is refused with a message saying so, rather than risking corruption.
+#pragma once
+
+#include <mpi.h>
+
+namespace zt {
+
+// RAII for MPI_Init_thread / MPI_Finalize. When MPI is already initialised (a test main, a host
+// program) it only checks the thread level and leaves finalisation to whoever initialised it.
+class MpiSession {
+ public:
+  MpiSession(int* argc, char*** argv);  // throws zt::UserError below MPI_THREAD_MULTIPLE
+  ~MpiSession();
+  MpiSession(const MpiSession&) = delete;
+  MpiSession& operator=(const MpiSession&) = delete;
+
+ private:
+  bool finalize_ = false;
+};
+
+// Throws zt::UserError naming the level the library provides when it is below MPI_THREAD_MULTIPLE.
+void check_mpi_thread_level(int provided);
+// Throws zt::UserError when MPI is not initialised, already finalised, or below MPI_THREAD_MULTIPLE.
+void require_mpi_ready();
+
+// Where this rank sits: in the communicator, and among the ranks of the same host
+// (MPI_Comm_split_type SHARED), which decides the GPU a rank uses.
+struct LaunchInfo {
+  int rank = 0;
+  int world_size = 1;
+  int local_rank = 0;
+  int local_size = 1;
+};
+
+// Collective over comm.
+LaunchInfo query_launch_info(MPI_Comm comm);
+
+}  // namespace zt

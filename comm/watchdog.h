@@ -1,0 +1,54 @@
+// Turns a hung collective into an error instead of a job that hangs forever.
+//
+// A blocking MPI call (or a NCCL kernel) whose peers never arrive cannot be interrupted, so the
+// watchdog does not try: its own thread notices a Work that has been running longer than the
+// timeout, logs one line saying which collective, on which rank, for how long and what usually
+// causes it, and ends the process with kCommTimeoutExitCode. The launcher (mpirun, srun) then
+// takes the job down; peers that are stuck in the same collective time out on their own.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "comm/work.h"
+
+namespace zt {
+
+class Watchdog {
+ public:
+  // Called on the watchdog thread with the error line, once per overdue collective.
+  using TimeoutHandler = std::function<void(const std::string& message)>;
+
+  explicit Watchdog(std::chrono::milliseconds timeout, TimeoutHandler handler = log_and_exit);
+  ~Watchdog();
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+
+  void track(std::shared_ptr<detail::WorkState> work);
+  std::chrono::milliseconds timeout() const { return timeout_; }
+
+  // The default handler: logs the message as an error and exits with kCommTimeoutExitCode
+  // without running destructors (they would block on the very collective that hangs).
+  [[noreturn]] static void log_and_exit(const std::string& message);
+  static std::string timeout_message(const detail::WorkState& work, std::chrono::milliseconds elapsed,
+                                     std::chrono::milliseconds timeout);
+
+ private:
+  void loop();
+
+  const std::chrono::milliseconds timeout_;
+  const TimeoutHandler handler_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::vector<std::shared_ptr<detail::WorkState>> pending_;
+  std::thread thread_;
+};
+
+}  // namespace zt

@@ -1,0 +1,77 @@
+#include "comm/work.h"
+
+#include <fmt/format.h>
+
+namespace zt {
+namespace detail {
+
+namespace {
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+}  // namespace
+
+void WorkState::mark_started() {
+  std::int64_t expected = 0;
+  started_ns_.compare_exchange_strong(expected, now_ns());
+}
+
+bool WorkState::started() {
+  if (started_ns_.load() != 0) return true;
+  if (started_event.state()) {
+    bool reached = false;
+    try {
+      reached = started_event.query();
+    } catch (...) {
+      reached = true;  // a failed stream: the error surfaces through done; the clock may run
+    }
+    if (reached) {
+      mark_started();
+      return true;
+    }
+  }
+  return false;
+}
+
+std::chrono::steady_clock::time_point WorkState::started_at() const {
+  return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(started_ns_.load()));
+}
+
+std::string WorkState::where() const {
+  return fmt::format("{} on rank {} of {} ({} communicator '{}')", desc.str(), rank, world_size, backend, comm_name);
+}
+
+}  // namespace detail
+
+const CollectiveDesc& Work::description() const {
+  static const CollectiveDesc empty{};
+  return state_ ? state_->desc : empty;
+}
+
+void Work::wait() const {
+  if (state_) state_->done.synchronize();
+}
+
+void Work::wait(Stream& stream) const {
+  if (state_) stream.wait(state_->done);
+}
+
+bool Work::is_completed() const { return !state_ || state_->done.query(); }
+
+std::exception_ptr Work::error() const {
+  if (!state_ || !state_->done.query()) return nullptr;
+  try {
+    state_->done.synchronize();
+  } catch (...) {
+    return std::current_exception();
+  }
+  return nullptr;
+}
+
+const Event& Work::event() const {
+  static const Event never_recorded{};
+  return state_ ? state_->done : never_recorded;
+}
+
+}  // namespace zt
