@@ -1,0 +1,174 @@
+// The experiment config: typed structs loaded from a YAML file plus `--set key=value` overrides.
+//
+// Every key, its type, default, allowed values and meaning live in one schema table
+// (config_schema.cpp); loading, overrides, validation, printing and the reference docs
+// (docs/config.md) are all driven by it. Key names follow DeepSpeed's where DeepSpeed has one.
+//
+// A Config with the defaults comes from default_config(); the member initialisers below only make
+// a plain `Config{}` well defined, they are not the defaults.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "runtime/core/dtype.h"
+#include "runtime/core/log.h"
+
+namespace zt {
+
+enum class ModelType { gpt2, mlp };
+// Named model shapes that fill n_layer/n_head/n_embd/vocab_size/block_size unless given explicitly.
+enum class ModelPreset { none, tiny, gpt2_124m, gpt2_350m };
+
+struct ModelConfig {
+  ModelType type = ModelType::gpt2;
+  ModelPreset preset = ModelPreset::none;
+  std::int64_t n_layer = 0;
+  std::int64_t n_head = 0;
+  std::int64_t n_embd = 0;
+  std::int64_t vocab_size = 0;
+  std::int64_t block_size = 0;
+  std::int64_t mlp_hidden = 0;
+  std::int64_t mlp_layers = 0;
+  std::int64_t init_seed = 0;
+  bool operator==(const ModelConfig&) const = default;
+};
+
+struct DataConfig {
+  std::string train_files;  // glob of token shard files
+  std::string val_files;    // glob; empty = no validation data
+  std::int64_t seq_len = 0;  // 0 = model.block_size; see effective_seq_len()
+  bool operator==(const DataConfig&) const = default;
+};
+
+struct TrainConfig {
+  std::string device;  // "auto", "cpu", "cuda" or "cuda:N"
+  std::int64_t train_micro_batch_size_per_gpu = 0;
+  std::int64_t gradient_accumulation_steps = 0;
+  std::int64_t steps = 0;
+  std::int64_t seed = 0;
+  std::int64_t eval_interval = 0;  // 0 = never
+  std::int64_t eval_steps = 0;
+  double gradient_clipping = 0;  // max global gradient norm; 0 = off
+  bool operator==(const TrainConfig&) const = default;
+};
+
+enum class OptimizerType { adamw };
+
+struct OptimizerConfig {
+  OptimizerType type = OptimizerType::adamw;
+  double lr = 0;
+  std::array<double, 2> betas{};
+  double eps = 0;
+  double weight_decay = 0;
+  bool no_decay_bias_and_norm = false;
+  bool no_decay_embeddings = false;
+  bool operator==(const OptimizerConfig&) const = default;
+};
+
+enum class SchedulerType { constant, warmup_cosine, warmup_linear };
+
+struct SchedulerConfig {
+  SchedulerType type = SchedulerType::constant;
+  std::int64_t warmup_steps = 0;
+  double min_lr = 0;
+  bool operator==(const SchedulerConfig&) const = default;
+};
+
+struct PrecisionConfig {
+  DType dtype = DType::f32;  // compute dtype of parameters, activations and gradients
+  double loss_scale = 0;     // fp16 only; 0 = dynamic
+  std::int64_t initial_scale_power = 0;
+  std::int64_t loss_scale_window = 0;
+  std::int64_t hysteresis = 0;
+  double min_loss_scale = 0;
+  bool operator==(const PrecisionConfig&) const = default;
+};
+
+// The dtype gradients are reduced in; `compute` = the same as precision.dtype.
+enum class CommDataType { fp32, bf16, fp16, compute };
+
+struct ZeroConfig {
+  std::int64_t stage = 0;
+  bool overlap_comm = false;
+  std::int64_t reduce_bucket_size = 0;  // elements
+  std::int64_t allgather_bucket_size = 0;  // elements
+  std::int64_t stage3_prefetch_bucket_size = 0;  // elements
+  std::int64_t stage3_param_persistence_threshold = 0;  // elements
+  bool contiguous_gradients = false;
+  CommDataType communication_data_type = CommDataType::fp32;
+  bool operator==(const ZeroConfig&) const = default;
+};
+
+struct CheckpointConfig {
+  std::string dir;  // empty = <logging.run_dir>/checkpoints
+  std::int64_t interval = 0;  // steps; 0 = off
+  std::int64_t keep_last = 0;  // 0 = keep all
+  std::string resume;  // "none", "auto" or a checkpoint path
+  bool operator==(const CheckpointConfig&) const = default;
+};
+
+struct LoggingConfig {
+  log::Level level = log::Level::info;
+  std::int64_t log_interval = 0;
+  std::string run_dir;
+  bool all_ranks = false;
+  bool operator==(const LoggingConfig&) const = default;
+};
+
+enum class CommBackend { auto_select, mpi, nccl };  // "auto", "mpi", "nccl"
+
+struct CommConfig {
+  CommBackend backend = CommBackend::auto_select;
+  double timeout_s = 0;
+  bool debug_check = false;
+  bool operator==(const CommConfig&) const = default;
+};
+
+struct Config {
+  ModelConfig model;
+  DataConfig data;
+  TrainConfig train;
+  OptimizerConfig optimizer;
+  SchedulerConfig scheduler;
+  PrecisionConfig precision;
+  ZeroConfig zero_optimization;
+  CheckpointConfig checkpoint;
+  LoggingConfig logging;
+  CommConfig comm;
+  bool operator==(const Config&) const = default;
+};
+
+// All defaults (with model.preset's shape filled in).
+Config default_config();
+
+// Loads `file` and then applies `overrides` ("section.key=value", YAML scalars or flow lists) in
+// order. An empty file means all defaults. Any mistake throws zt::UserError naming the file,
+// line and column (or the --set argument), the key, what was expected and what was found.
+Config load_config(const std::filesystem::path& file, std::span<const std::string> overrides = {});
+
+// Like load_config, for YAML text already in memory; `source_name` stands for the file in messages.
+Config parse_config(std::string_view yaml_text, std::string_view source_name,
+                    std::span<const std::string> overrides = {});
+
+// The fully resolved config as YAML, every key in schema order; parse_config of it gives `config`.
+std::string config_to_yaml(const Config& config);
+
+// The Markdown reference of every key (committed as docs/config.md).
+std::string config_reference_markdown();
+
+// data.seq_len with 0 resolved to model.block_size.
+std::int64_t effective_seq_len(const Config& config);
+
+// The YAML spelling of a choice, e.g. "warmup_cosine", for log lines.
+std::string_view choice_name(ModelType value);
+std::string_view choice_name(ModelPreset value);
+std::string_view choice_name(SchedulerType value);
+std::string_view choice_name(CommDataType value);
+std::string_view choice_name(CommBackend value);
+
+}  // namespace zt

@@ -1,0 +1,426 @@
+#include "runtime/config/config_schema.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <stdexcept>
+
+namespace zt {
+namespace {
+
+// ---- Binding a key to its member of Config ----
+
+template <typename T>
+struct FieldAccess {
+  std::function<T&(Config&)> ref;
+  std::function<const T&(const Config&)> cref;
+};
+
+template <typename Section, typename T>
+FieldAccess<T> field(Section Config::*section, T Section::*member) {
+  return {[=](Config& config) -> T& { return config.*section.*member; },
+          [=](const Config& config) -> const T& { return config.*section.*member; }};
+}
+
+// ---- Ranges ----
+
+NumberRange at_least(double min) { return {.min = min}; }
+NumberRange greater_than(double min) { return {.min = min, .min_exclusive = true}; }
+NumberRange between(double min, double max) { return {.min = min, .max = max}; }
+NumberRange half_open(double min, double max) { return {.min = min, .max = max, .max_exclusive = true}; }
+
+// ---- Key builders, one per value type ----
+
+ConfigKey integer(std::string path, FieldAccess<std::int64_t> f, std::int64_t default_value, NumberRange range,
+                  std::string doc) {
+  ConfigKey key{.path = std::move(path), .type = ValueType::integer, .default_value = default_value,
+                .range = range, .doc = std::move(doc)};
+  key.store = [f](Config& config, const ConfigValue& value) { f.ref(config) = std::get<std::int64_t>(value); };
+  key.read = [f](const Config& config) -> ConfigValue { return f.cref(config); };
+  return key;
+}
+
+ConfigKey number(std::string path, FieldAccess<double> f, double default_value, NumberRange range, std::string doc) {
+  ConfigKey key{.path = std::move(path), .type = ValueType::number, .default_value = default_value,
+                .range = range, .doc = std::move(doc)};
+  key.store = [f](Config& config, const ConfigValue& value) { f.ref(config) = std::get<double>(value); };
+  key.read = [f](const Config& config) -> ConfigValue { return f.cref(config); };
+  return key;
+}
+
+ConfigKey boolean(std::string path, FieldAccess<bool> f, bool default_value, std::string doc) {
+  ConfigKey key{.path = std::move(path), .type = ValueType::boolean, .default_value = default_value,
+                .doc = std::move(doc)};
+  key.store = [f](Config& config, const ConfigValue& value) { f.ref(config) = std::get<bool>(value); };
+  key.read = [f](const Config& config) -> ConfigValue { return f.cref(config); };
+  return key;
+}
+
+// A string; `check` (optional) restricts its format, described for users by `allowed`.
+ConfigKey text(std::string path, FieldAccess<std::string> f, std::string default_value, std::string doc,
+               std::string allowed = "", std::function<std::optional<std::string>(std::string_view)> check = {}) {
+  ConfigKey key{.path = std::move(path), .type = ValueType::string, .default_value = std::move(default_value),
+                .check_text = std::move(check), .allowed_text = std::move(allowed), .doc = std::move(doc)};
+  key.store = [f](Config& config, const ConfigValue& value) { f.ref(config) = std::get<std::string>(value); };
+  key.read = [f](const Config& config) -> ConfigValue { return f.cref(config); };
+  return key;
+}
+
+// One of a fixed set of names, stored as the enum value paired with the name.
+template <typename E>
+ConfigKey choice(std::string path, FieldAccess<E> f, E default_value,
+                 std::vector<std::pair<std::string, E>> names, std::string doc) {
+  ConfigKey key{.path = std::move(path), .type = ValueType::choice, .doc = std::move(doc)};
+  for (const auto& [name, value] : names) {
+    key.choices.push_back(name);
+    key.choice_values.push_back(static_cast<int>(value));
+    if (value == default_value) key.default_value = name;
+  }
+  key.store = [f, names](Config& config, const ConfigValue& value) {
+    for (const auto& [name, enum_value] : names)
+      if (name == std::get<std::string>(value)) f.ref(config) = enum_value;
+  };
+  key.read = [f, names](const Config& config) -> ConfigValue {
+    for (const auto& [name, enum_value] : names)
+      if (enum_value == f.cref(config)) return name;
+    throw std::logic_error("config: enum value without a name");
+  };
+  return key;
+}
+
+template <std::size_t N>
+ConfigKey number_list(std::string path, FieldAccess<std::array<double, N>> f, std::array<double, N> default_value,
+                      NumberRange each, std::string doc) {
+  ConfigKey key{.path = std::move(path), .type = ValueType::number_list,
+                .default_value = std::vector<double>(default_value.begin(), default_value.end()),
+                .range = each, .list_length = N, .doc = std::move(doc)};
+  key.store = [f](Config& config, const ConfigValue& value) {
+    const auto& list = std::get<std::vector<double>>(value);
+    std::copy(list.begin(), list.end(), f.ref(config).begin());
+  };
+  key.read = [f](const Config& config) -> ConfigValue {
+    return std::vector<double>(f.cref(config).begin(), f.cref(config).end());
+  };
+  return key;
+}
+
+// ---- Formats of string keys ----
+
+std::optional<std::string> check_device(std::string_view text) {
+  if (text == "auto" || text == "cpu" || text == "cuda") return std::nullopt;
+  if (text.starts_with("cuda:")) {
+    std::string_view index = text.substr(5);
+    int value = 0;
+    auto [end, error] = std::from_chars(index.data(), index.data() + index.size(), value);
+    if (!index.empty() && error == std::errc() && end == index.data() + index.size() && value >= 0)
+      return std::nullopt;
+    return "the N of cuda:N must be a GPU index (0, 1, ...)";
+  }
+  return std::string("not a device");
+}
+
+std::optional<std::string> check_not_empty(std::string_view text) {
+  if (text.empty()) return std::string("must not be empty");
+  return std::nullopt;
+}
+
+// ---- The table ----
+
+std::vector<ConfigSection> make_sections() {
+  return {
+      {"model", "The network: a GPT-2 style transformer or a plain MLP, and its shape."},
+      {"data", "Token shard files (llm.c format: 256 x int32 header, then uint16 tokens) and the sequence length."},
+      {"train", "The training loop: device, batch sizes, step counts, evaluation and gradient clipping."},
+      {"optimizer", "AdamW hyper-parameters and which parameters get weight decay."},
+      {"scheduler", "The learning-rate schedule over `train.steps`."},
+      {"precision", "Compute dtype, and loss scaling for fp16 (DeepSpeed's `fp16` keys)."},
+      {"zero_optimization",
+       "ZeRO sharding stage, gradient buckets and overlap of communication with backward (DeepSpeed's keys)."},
+      {"checkpoint", "Saving and resuming the training state."},
+      {"logging", "Log verbosity, progress lines and the directory of the run's outputs."},
+      {"comm", "The collective-communication backend and its safety nets."},
+  };
+}
+
+std::vector<ConfigKey> make_keys() {
+  std::vector<ConfigKey> keys;
+  auto add = [&keys](ConfigKey key) { keys.push_back(std::move(key)); };
+
+  // model
+  add(choice("model.type", field(&Config::model, &ModelConfig::type), ModelType::gpt2,
+             {{"gpt2", ModelType::gpt2}, {"mlp", ModelType::mlp}},
+             "`gpt2`: GPT-2 style decoder-only transformer; `mlp`: `mlp_layers` dense layers of width "
+             "`mlp_hidden` (a small model for testing the runtime)."));
+  add(choice("model.preset", field(&Config::model, &ModelConfig::preset), ModelPreset::tiny,
+             {{"none", ModelPreset::none},
+              {"tiny", ModelPreset::tiny},
+              {"gpt2-124m", ModelPreset::gpt2_124m},
+              {"gpt2-350m", ModelPreset::gpt2_350m}},
+             "Named shape that sets n_layer, n_head, n_embd, vocab_size and block_size, except those given "
+             "explicitly (see Model presets); `none`: the defaults below."));
+  add(integer("model.n_layer", field(&Config::model, &ModelConfig::n_layer), 2, between(1, 1024),
+              "Number of transformer blocks."));
+  add(integer("model.n_head", field(&Config::model, &ModelConfig::n_head), 4, between(1, 1024),
+              "Attention heads per block; must divide n_embd."));
+  add(integer("model.n_embd", field(&Config::model, &ModelConfig::n_embd), 64, between(1, 65536),
+              "Width of the residual stream (embedding size)."));
+  add(integer("model.vocab_size", field(&Config::model, &ModelConfig::vocab_size), 256, between(1, 65536),
+              "Number of token ids; at most 65536 because shards store tokens as uint16."));
+  add(integer("model.block_size", field(&Config::model, &ModelConfig::block_size), 64, between(1, 1 << 20),
+              "Longest sequence the model takes (number of learned positions)."));
+  add(integer("model.mlp_hidden", field(&Config::model, &ModelConfig::mlp_hidden), 256, between(1, 1 << 20),
+              "`mlp`: width of each hidden layer."));
+  add(integer("model.mlp_layers", field(&Config::model, &ModelConfig::mlp_layers), 2, between(1, 1024),
+              "`mlp`: number of hidden layers."));
+  add(integer("model.init_seed", field(&Config::model, &ModelConfig::init_seed), 42, at_least(0),
+              "Seed of the parameter initialisation (the same on every rank)."));
+
+  // data
+  add(text("data.train_files", field(&Config::data, &DataConfig::train_files), "data/fortunes/train_*.bin",
+           "Glob of the training token shards; each rank reads its slice of every batch.", "a non-empty glob",
+           check_not_empty));
+  add(text("data.val_files", field(&Config::data, &DataConfig::val_files), "data/fortunes/val_*.bin",
+           "Glob of the validation token shards; empty = no validation data."));
+  add(integer("data.seq_len", field(&Config::data, &DataConfig::seq_len), 0, between(0, 1 << 20),
+              "Tokens per training sequence; 0 = `model.block_size`."));
+
+  // train
+  add(text("train.device", field(&Config::train, &TrainConfig::device), "auto",
+           "`auto`: this rank's GPU when built with CUDA and one is present, else the CPU; `cuda`: the GPU of "
+           "this rank's local index; `cuda:N`: GPU N.",
+           "auto, cpu, cuda, cuda:N", check_device));
+  add(integer("train.train_micro_batch_size_per_gpu", field(&Config::train, &TrainConfig::train_micro_batch_size_per_gpu),
+              4, at_least(1), "Sequences per rank in one forward/backward (DeepSpeed's name; also on CPUs)."));
+  add(integer("train.gradient_accumulation_steps", field(&Config::train, &TrainConfig::gradient_accumulation_steps),
+              1, at_least(1), "Micro-batches per optimizer step; gradients are reduced on the last one only."));
+  add(integer("train.steps", field(&Config::train, &TrainConfig::steps), 100, at_least(1),
+              "Optimizer steps to train for."));
+  add(integer("train.seed", field(&Config::train, &TrainConfig::seed), 1234, at_least(0),
+              "Seed of the data order and other training randomness."));
+  add(integer("train.eval_interval", field(&Config::train, &TrainConfig::eval_interval), 0, at_least(0),
+              "Evaluate on `data.val_files` every this many steps; 0 = never."));
+  add(integer("train.eval_steps", field(&Config::train, &TrainConfig::eval_steps), 10, at_least(1),
+              "Validation batches per evaluation."));
+  add(number("train.gradient_clipping", field(&Config::train, &TrainConfig::gradient_clipping), 1.0, at_least(0),
+             "Clip the global L2 norm of the gradients to this; 0 = no clipping."));
+
+  // optimizer
+  add(choice("optimizer.type", field(&Config::optimizer, &OptimizerConfig::type), OptimizerType::adamw,
+             {{"adamw", OptimizerType::adamw}}, "`adamw`: Adam with decoupled weight decay."));
+  add(number("optimizer.lr", field(&Config::optimizer, &OptimizerConfig::lr), 3e-4, between(0, 1),
+             "Peak learning rate (reached at the end of warmup)."));
+  add(number_list("optimizer.betas", field(&Config::optimizer, &OptimizerConfig::betas), {0.9, 0.95},
+                  half_open(0, 1), "Decay rates of the running averages of the gradient and of its square."));
+  add(number("optimizer.eps", field(&Config::optimizer, &OptimizerConfig::eps), 1e-8, greater_than(0),
+             "Added to the denominator of the update for numerical stability."));
+  add(number("optimizer.weight_decay", field(&Config::optimizer, &OptimizerConfig::weight_decay), 0.1, at_least(0),
+             "Decoupled weight decay coefficient."));
+  add(boolean("optimizer.no_decay_bias_and_norm", field(&Config::optimizer, &OptimizerConfig::no_decay_bias_and_norm),
+              true, "Exempt biases and LayerNorm weights from weight decay."));
+  add(boolean("optimizer.no_decay_embeddings", field(&Config::optimizer, &OptimizerConfig::no_decay_embeddings),
+              false, "Exempt token and position embeddings from weight decay."));
+
+  // scheduler
+  add(choice("scheduler.type", field(&Config::scheduler, &SchedulerConfig::type), SchedulerType::warmup_cosine,
+             {{"constant", SchedulerType::constant},
+              {"warmup_cosine", SchedulerType::warmup_cosine},
+              {"warmup_linear", SchedulerType::warmup_linear}},
+             "After the warmup: `constant` keeps `optimizer.lr`; `warmup_cosine` / `warmup_linear` decay it to "
+             "`min_lr` at `train.steps` along a cosine / a straight line."));
+  add(integer("scheduler.warmup_steps", field(&Config::scheduler, &SchedulerConfig::warmup_steps), 0, at_least(0),
+              "Steps of linear warmup from 0 to `optimizer.lr`; 0 = none."));
+  add(number("scheduler.min_lr", field(&Config::scheduler, &SchedulerConfig::min_lr), 0.0, at_least(0),
+             "Learning rate at the end of the decay; at most `optimizer.lr`."));
+
+  // precision
+  add(choice("precision.dtype", field(&Config::precision, &PrecisionConfig::dtype), DType::f32,
+             {{"fp32", DType::f32}, {"bf16", DType::bf16}, {"fp16", DType::f16}},
+             "Compute dtype of parameters, activations and gradients; with bf16/fp16 the optimizer keeps fp32 "
+             "master weights."));
+  add(number("precision.loss_scale", field(&Config::precision, &PrecisionConfig::loss_scale), 0.0, at_least(0),
+             "fp16: a fixed loss scale; 0 = dynamic loss scaling."));
+  add(integer("precision.initial_scale_power", field(&Config::precision, &PrecisionConfig::initial_scale_power), 16,
+              between(0, 63), "fp16 dynamic scaling: the first scale is 2^initial_scale_power."));
+  add(integer("precision.loss_scale_window", field(&Config::precision, &PrecisionConfig::loss_scale_window), 1000,
+              at_least(1), "fp16 dynamic scaling: steps without overflow before the scale doubles."));
+  add(integer("precision.hysteresis", field(&Config::precision, &PrecisionConfig::hysteresis), 2, at_least(1),
+              "fp16 dynamic scaling: overflowing steps tolerated before the scale is halved."));
+  add(number("precision.min_loss_scale", field(&Config::precision, &PrecisionConfig::min_loss_scale), 1.0,
+             greater_than(0), "fp16 dynamic scaling: the scale never goes below this."));
+
+  // zero_optimization
+  add(integer("zero_optimization.stage", field(&Config::zero_optimization, &ZeroConfig::stage), 0, between(0, 3),
+              "0: plain data parallelism (all-reduce); 1: shard optimizer states; 2: also gradients; 3: also "
+              "parameters."));
+  add(boolean("zero_optimization.overlap_comm", field(&Config::zero_optimization, &ZeroConfig::overlap_comm), true,
+              "Reduce gradient buckets on the comm stream during backward; `false` runs the same collectives "
+              "after backward, with bitwise identical results."));
+  add(integer("zero_optimization.reduce_bucket_size", field(&Config::zero_optimization, &ZeroConfig::reduce_bucket_size),
+              500'000'000, at_least(1), "Elements per gradient bucket; a full bucket starts its reduction."));
+  add(integer("zero_optimization.allgather_bucket_size",
+              field(&Config::zero_optimization, &ZeroConfig::allgather_bucket_size), 500'000'000, at_least(1),
+              "Elements per all-gather of updated parameters after the optimizer step (stages 1 and 2)."));
+  add(integer("zero_optimization.stage3_prefetch_bucket_size",
+              field(&Config::zero_optimization, &ZeroConfig::stage3_prefetch_bucket_size), 50'000'000, at_least(0),
+              "Stage 3: elements of parameters gathered ahead of their use; 0 = no prefetch."));
+  add(integer("zero_optimization.stage3_param_persistence_threshold",
+              field(&Config::zero_optimization, &ZeroConfig::stage3_param_persistence_threshold), 100'000, at_least(0),
+              "Stage 3: parameter tensors with fewer elements stay gathered on every rank."));
+  add(boolean("zero_optimization.contiguous_gradients",
+              field(&Config::zero_optimization, &ZeroConfig::contiguous_gradients), true,
+              "Copy gradients into one preallocated contiguous buffer as backward produces them."));
+  add(choice("zero_optimization.communication_data_type",
+             field(&Config::zero_optimization, &ZeroConfig::communication_data_type), CommDataType::fp32,
+             {{"fp32", CommDataType::fp32},
+              {"bf16", CommDataType::bf16},
+              {"fp16", CommDataType::fp16},
+              {"compute", CommDataType::compute}},
+             "Dtype gradients are summed in across ranks. The default fp32 keeps sums exact enough at any rank "
+             "count; `compute` (= `precision.dtype`) halves the traffic of bf16/fp16 runs."));
+
+  // checkpoint
+  add(text("checkpoint.dir", field(&Config::checkpoint, &CheckpointConfig::dir), "",
+           "Directory of the checkpoints; empty = `<logging.run_dir>/checkpoints`."));
+  add(integer("checkpoint.interval", field(&Config::checkpoint, &CheckpointConfig::interval), 0, at_least(0),
+              "Save a checkpoint every this many steps; 0 = never."));
+  add(integer("checkpoint.keep_last", field(&Config::checkpoint, &CheckpointConfig::keep_last), 3, at_least(0),
+              "Checkpoints kept on disk, older ones are deleted; 0 = keep all."));
+  add(text("checkpoint.resume", field(&Config::checkpoint, &CheckpointConfig::resume), "none",
+           "`none`: start from scratch; `auto`: from the latest checkpoint in `dir` if there is one; a path: "
+           "from that checkpoint.",
+           "none, auto, a path", check_not_empty));
+
+  // logging
+  add(choice("logging.level", field(&Config::logging, &LoggingConfig::level), log::Level::info,
+             {{"error", log::Level::error}, {"warn", log::Level::warn}, {"info", log::Level::info},
+              {"debug", log::Level::debug}},
+             "Least severe messages printed."));
+  add(integer("logging.log_interval", field(&Config::logging, &LoggingConfig::log_interval), 10, at_least(1),
+              "Print a progress line every this many steps."));
+  add(text("logging.run_dir", field(&Config::logging, &LoggingConfig::run_dir), "runs/default",
+           "Directory of this run's outputs (metrics, traces, checkpoints).", "a non-empty path", check_not_empty));
+  add(boolean("logging.all_ranks", field(&Config::logging, &LoggingConfig::all_ranks), false,
+              "Print progress lines on every rank, not only on rank 0."));
+
+  // comm
+  add(choice("comm.backend", field(&Config::comm, &CommConfig::backend), CommBackend::auto_select,
+             {{"auto", CommBackend::auto_select}, {"mpi", CommBackend::mpi}, {"nccl", CommBackend::nccl}},
+             "`mpi`: CPU buffers (GPU buffers staged through the host); `nccl`: GPU buffers; `auto`: nccl on "
+             "CUDA devices, else mpi."));
+  add(number("comm.timeout_s", field(&Config::comm, &CommConfig::timeout_s), 300.0, greater_than(0),
+             "Seconds a collective may take before the watchdog fails the job instead of hanging."));
+  add(boolean("comm.debug_check", field(&Config::comm, &CommConfig::debug_check), false,
+              "Before every collective, check that all ranks issue the same one on the same sizes (slow)."));
+  return keys;
+}
+
+std::vector<ModelPresetShape> make_presets() {
+  auto shape = [](std::int64_t n_layer, std::int64_t n_head, std::int64_t n_embd, std::int64_t vocab_size,
+                  std::int64_t block_size) {
+    return std::vector<std::pair<std::string, std::int64_t>>{{"model.n_layer", n_layer},
+                                                             {"model.n_head", n_head},
+                                                             {"model.n_embd", n_embd},
+                                                             {"model.vocab_size", vocab_size},
+                                                             {"model.block_size", block_size}};
+  };
+  return {
+      {"tiny", "byte-level toy model that trains in seconds on a CPU", shape(2, 4, 64, 256, 64)},
+      {"gpt2-124m", "GPT-2 small", shape(12, 12, 768, 50257, 1024)},
+      {"gpt2-350m", "GPT-2 medium", shape(24, 16, 1024, 50257, 1024)},
+  };
+}
+
+std::vector<ConsistencyRule> make_rules() {
+  return {
+      {"gpt2: `model.n_embd` is a multiple of `model.n_head`.",
+       {"model.n_embd", "model.n_head", "model.preset"},
+       [](const Config& c) -> std::optional<std::string> {
+         if (c.model.type != ModelType::gpt2 || c.model.n_embd % c.model.n_head == 0) return std::nullopt;
+         return fmt::format("model.n_embd = {} is not a multiple of model.n_head = {} (every head gets n_embd / "
+                            "n_head channels)",
+                            c.model.n_embd, c.model.n_head);
+       }},
+      {"`data.seq_len` is at most `model.block_size`.",
+       {"data.seq_len", "model.block_size", "model.preset"},
+       [](const Config& c) -> std::optional<std::string> {
+         if (c.data.seq_len <= c.model.block_size) return std::nullopt;
+         return fmt::format("data.seq_len = {} exceeds model.block_size = {} (the model has no positions beyond "
+                            "block_size)",
+                            c.data.seq_len, c.model.block_size);
+       }},
+      {"`scheduler.min_lr` is at most `optimizer.lr`.",
+       {"scheduler.min_lr", "optimizer.lr"},
+       [](const Config& c) -> std::optional<std::string> {
+         if (c.scheduler.min_lr <= c.optimizer.lr) return std::nullopt;
+         return fmt::format("scheduler.min_lr = {} is larger than optimizer.lr = {}", c.scheduler.min_lr,
+                            c.optimizer.lr);
+       }},
+      {"Evaluation (`train.eval_interval` > 0) needs `data.val_files`.",
+       {"train.eval_interval", "data.val_files"},
+       [](const Config& c) -> std::optional<std::string> {
+         if (c.train.eval_interval == 0 || !c.data.val_files.empty()) return std::nullopt;
+         return fmt::format("train.eval_interval = {} asks for evaluation but data.val_files is empty",
+                            c.train.eval_interval);
+       }},
+      {"`comm.backend: nccl` needs a GPU device (`train.device` is not `cpu`).",
+       {"comm.backend", "train.device"},
+       [](const Config& c) -> std::optional<std::string> {
+         if (c.comm.backend != CommBackend::nccl || c.train.device != "cpu") return std::nullopt;
+         return std::string("comm.backend = nccl needs GPU buffers but train.device = cpu (use mpi or auto)");
+       }},
+  };
+}
+
+}  // namespace
+
+std::span<const ConfigSection> config_sections() {
+  static const std::vector<ConfigSection> sections = make_sections();
+  return sections;
+}
+
+std::span<const ConfigKey> config_keys() {
+  static const std::vector<ConfigKey> keys = make_keys();
+  return keys;
+}
+
+std::span<const ModelPresetShape> model_presets() {
+  static const std::vector<ModelPresetShape> presets = make_presets();
+  return presets;
+}
+
+std::span<const ConsistencyRule> consistency_rules() {
+  static const std::vector<ConsistencyRule> rules = make_rules();
+  return rules;
+}
+
+const ConfigSection* find_config_section(std::string_view name) {
+  for (const ConfigSection& section : config_sections())
+    if (section.name == name) return &section;
+  return nullptr;
+}
+
+const ConfigKey* find_config_key(std::string_view path) {
+  for (const ConfigKey& key : config_keys())
+    if (key.path == path) return &key;
+  return nullptr;
+}
+
+namespace {
+
+template <typename E>
+std::string_view choice_name_of(std::string_view path, E value) {
+  const ConfigKey* key = find_config_key(path);
+  for (std::size_t i = 0; key != nullptr && i < key->choices.size(); ++i)
+    if (key->choice_values[i] == static_cast<int>(value)) return key->choices[i];
+  throw std::logic_error(fmt::format("config: no name for a value of '{}'", path));
+}
+
+}  // namespace
+
+std::string_view choice_name(ModelType value) { return choice_name_of("model.type", value); }
+std::string_view choice_name(ModelPreset value) { return choice_name_of("model.preset", value); }
+std::string_view choice_name(SchedulerType value) { return choice_name_of("scheduler.type", value); }
+std::string_view choice_name(CommDataType value) { return choice_name_of("zero_optimization.communication_data_type", value); }
+std::string_view choice_name(CommBackend value) { return choice_name_of("comm.backend", value); }
+
+}  // namespace zt
