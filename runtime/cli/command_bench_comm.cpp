@@ -1,0 +1,69 @@
+// `zerotrain bench-comm`: the comm benchmark (comm/comm_benchmark.h) on the chosen backend, run
+// under mpirun with one process per rank; rank 0 prints the table.
+#include <fmt/format.h>
+
+#include <ostream>
+#include <string>
+
+#include "comm/comm_benchmark.h"
+#include "comm/mpi_bootstrap.h"
+#include "runtime/cli/command.h"
+#include "runtime/core/log.h"
+
+namespace zt::cli {
+namespace {
+
+void declare_options(po::options_description& options) {
+  options.add_options()
+      ("backend", po::value<std::string>()->default_value("auto"), "comm backend: auto, mpi or nccl")
+      ("device", po::value<std::string>()->default_value("cpu"), "buffers on cpu, cuda or cuda:N")
+      ("dtype", po::value<std::string>()->default_value("f32"), "element type: f32, bf16 or f16")
+      ("ops", po::value<std::string>()->default_value("all"),
+       "collectives: all, or a comma-separated list of all_reduce, reduce_scatter, all_gather, broadcast")
+      ("min-bytes", po::value<std::string>()->default_value("8"), "smallest size (bytes; K, M, G suffixes)")
+      ("max-bytes", po::value<std::string>()->default_value("256M"), "largest size; sizes double from min-bytes")
+      ("iters", po::value<int>()->default_value(0), "timed iterations per size; 0 adapts them to the size")
+      ("warmup", po::value<int>()->default_value(1), "untimed iterations per size")
+      ("timeout", po::value<double>()->default_value(300.0), "comm timeout in seconds");
+}
+
+int run(const po::variables_map& options, std::ostream& out) {
+  CommBenchmarkOptions bench;
+  bench.comm.backend = parse_comm_backend(options["backend"].as<std::string>());
+  bench.comm.timeout = std::chrono::milliseconds(static_cast<long long>(options["timeout"].as<double>() * 1000));
+  bench.comm.name = "bench";
+  bench.device = Device::parse(options["device"].as<std::string>());
+  try {
+    bench.dtype = parse_dtype(options["dtype"].as<std::string>());
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(fmt::format("--dtype: {}", e.what()));
+  }
+  bench.ops = parse_collective_list(options["ops"].as<std::string>());
+  bench.min_bytes = parse_byte_size(options["min-bytes"].as<std::string>());
+  bench.max_bytes = parse_byte_size(options["max-bytes"].as<std::string>());
+  bench.iters = options["iters"].as<int>();
+  bench.warmup = options["warmup"].as<int>();
+  if (bench.iters < 0 || bench.warmup < 0) throw UsageError("--iters and --warmup must not be negative");
+
+  MpiSession mpi(nullptr, nullptr);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  log::set_rank(rank);
+  CommBenchmarkSummary summary = run_comm_benchmark(bench, out);
+  return summary.wrong_elements == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+Command bench_comm_command() {
+  return {
+      .name = "bench-comm",
+      .summary = "Measure every collective over a range of sizes (run under mpirun)",
+      .usage = "mpirun -np N zerotrain bench-comm [--backend auto|mpi|nccl] [--device cpu|cuda] [--dtype f32]\n"
+               "       [--ops all] [--min-bytes 8] [--max-bytes 256M] [--iters 0] [--warmup 1]",
+      .declare_options = declare_options,
+      .run = run,
+  };
+}
+
+}  // namespace zt::cli

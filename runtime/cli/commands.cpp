@@ -1,0 +1,19 @@
+// The registry of subcommands. To add one, write command_<name>.cpp defining
+// `Command <name>_command()` (CMakeLists.txt picks up every command_*.cpp), then declare it below
+// and add it to the list.
+#include <vector>
+
+#include "runtime/cli/command.h"
+
+namespace zt::cli {
+
+Command config_command();
+
+std::span<const Command> all_commands() {
+  static const std::vector<Command> commands = {
+      config_command(),
+  };
+  return commands;
+}
+
+}  // namespace zt::cli

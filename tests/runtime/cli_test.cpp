@@ -1,0 +1,171 @@
+// Tests of the zerotrain command line, run in-process through zt::cli::run_cli.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <initializer_list>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "runtime/cli/cli.h"
+#include "runtime/config/config.h"
+
+namespace zt::cli {
+namespace {
+
+const std::filesystem::path kSourceDir = ZT_SOURCE_DIR;
+
+struct CliResult {
+  int status;
+  std::string out;
+  std::string err;
+};
+
+CliResult run(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  int status = run_cli(args, out, err);
+  return {status, out.str(), err.str()};
+}
+
+void expect_contains(const std::string& text, std::initializer_list<std::string_view> parts) {
+  for (std::string_view part : parts)
+    EXPECT_NE(text.find(part), std::string::npos) << "text: " << text << "\nlacks: " << part;
+}
+
+std::string source_file(const char* relative) { return (kSourceDir / relative).string(); }
+
+TEST(CliHelp, ListsTheSubcommands) {
+  for (const char* flag : {"--help", "-h"}) {
+    CliResult result = run({flag});
+    EXPECT_EQ(result.status, kExitSuccess);
+    expect_contains(result.out, {"Usage: zerotrain COMMAND", "Commands:", "config",
+                                 "Print the resolved experiment config", "--version"});
+    EXPECT_EQ(result.err, "");
+  }
+}
+
+TEST(CliHelp, NoArgumentsShowsTheHelpAsAUsageError) {
+  CliResult result = run({});
+  EXPECT_EQ(result.status, kExitUsage);
+  expect_contains(result.err, {"Commands:", "config"});
+}
+
+TEST(CliHelp, Version) {
+  CliResult result = run({"--version"});
+  EXPECT_EQ(result.status, kExitSuccess);
+  EXPECT_TRUE(result.out.starts_with("zerotrain ")) << result.out;
+}
+
+TEST(CliHelp, SubcommandHelpDescribesEveryOption) {
+  CliResult result = run({"config", "--help"});
+  EXPECT_EQ(result.status, kExitSuccess);
+  expect_contains(result.out, {"Usage: zerotrain config --config FILE", "--config", "--set", "--reference", "--help",
+                               "experiment config (YAML)"});
+}
+
+TEST(CliErrors, UnknownCommandSuggestsAnExistingOne) {
+  CliResult result = run({"confg", "--config", "x.yaml"});
+  EXPECT_EQ(result.status, kExitUsage);
+  EXPECT_EQ(result.err, "zerotrain: unknown command 'confg'; did you mean 'config'?\n");
+  CliResult far = run({"frobnicate"});
+  EXPECT_EQ(far.status, kExitUsage);
+  EXPECT_EQ(far.err, "zerotrain: unknown command 'frobnicate' (see 'zerotrain --help')\n");
+}
+
+TEST(CliErrors, UnknownOptionNamesItAndSuggests) {
+  CliResult result = run({"config", "--confg", "x.yaml"});
+  EXPECT_EQ(result.status, kExitUsage);
+  EXPECT_EQ(result.err,
+            "zerotrain config: unknown option '--confg'; did you mean '--config'? (see 'zerotrain config --help')\n");
+  CliResult top = run({"--verbose"});
+  EXPECT_EQ(top.status, kExitUsage);
+  expect_contains(top.err, {"unknown option '--verbose'"});
+}
+
+TEST(CliErrors, AbbreviatedOptionsAreNotGuessed) {
+  CliResult result = run({"config", "--conf", source_file("configs/default.yaml")});
+  EXPECT_EQ(result.status, kExitUsage);
+  expect_contains(result.err, {"unknown option '--conf'; did you mean '--config'?"});
+}
+
+TEST(CliErrors, MissingRequiredOptionOrValue) {
+  CliResult missing = run({"config"});
+  EXPECT_EQ(missing.status, kExitUsage);
+  EXPECT_EQ(missing.err, "zerotrain config: the option '--config' is required (or --reference)\n");
+  CliResult no_value = run({"config", "--config"});
+  EXPECT_EQ(no_value.status, kExitUsage);
+  expect_contains(no_value.err, {"zerotrain config:", "'--config'", "missing"});
+}
+
+TEST(CliErrors, UnexpectedArgument) {
+  CliResult result = run({"config", "--config", source_file("configs/default.yaml"), "extra"});
+  EXPECT_EQ(result.status, kExitUsage);
+  expect_contains(result.err, {"zerotrain config: unexpected argument"});
+}
+
+TEST(CliErrors, ConflictingOptions) {
+  CliResult result = run({"config", "--reference", "--set", "train.steps=3"});
+  EXPECT_EQ(result.status, kExitUsage);
+  EXPECT_EQ(result.err, "zerotrain config: --reference takes no --config or --set\n");
+}
+
+TEST(CliConfig, PrintsTheResolvedConfig) {
+  const std::string file = source_file("configs/default.yaml");
+  CliResult result = run({"config", "--config", file});
+  EXPECT_EQ(result.status, kExitSuccess) << result.err;
+  EXPECT_EQ(result.err, "");
+  expect_contains(result.out, {"zero_optimization:\n  stage: 2\n", "  steps: 200\n"});
+  EXPECT_EQ(parse_config(result.out, "printed"), load_config(file));
+}
+
+TEST(CliConfig, AppliesEverySetInOrder) {
+  CliResult result = run({"config", "-c", source_file("configs/default.yaml"), "--set", "zero_optimization.stage=3",
+                          "--set", "train.steps=7", "--set", "train.steps=9"});
+  EXPECT_EQ(result.status, kExitSuccess) << result.err;
+  Config config = parse_config(result.out, "printed");
+  EXPECT_EQ(config.zero_optimization.stage, 3);
+  EXPECT_EQ(config.train.steps, 9);
+}
+
+TEST(CliConfig, PrintsTheReference) {
+  CliResult result = run({"config", "--reference"});
+  EXPECT_EQ(result.status, kExitSuccess);
+  EXPECT_EQ(result.out, config_reference_markdown());
+}
+
+TEST(CliConfig, BadConfigExitsOneWithTheMessage) {
+  const std::string file = source_file("tests/runtime/data/config_bad_value.yaml");
+  CliResult result = run({"config", "--config", file});
+  EXPECT_EQ(result.status, kExitFailure);
+  EXPECT_EQ(result.out, "");
+  EXPECT_EQ(result.err, "zerotrain config: " + file +
+                            ":4:12: bad value for 'model.n_layer': expected an integer in 1..1024, found 'twelve'\n");
+}
+
+TEST(CliConfig, TypoInConfigExitsOneWithTheSuggestion) {
+  const std::string file = source_file("tests/runtime/data/config_typo.yaml");
+  CliResult result = run({"config", "--config", file});
+  EXPECT_EQ(result.status, kExitFailure);
+  expect_contains(result.err, {file + ":6:3: unknown key 'zero_optimization.reduce_bucket_siz'; did you mean "
+                                      "'zero_optimization.reduce_bucket_size'?"});
+}
+
+TEST(CliConfig, BadSetAndMissingFileExitOne) {
+  CliResult bad_set = run({"config", "-c", source_file("configs/default.yaml"), "--set", "model.n_layr=4"});
+  EXPECT_EQ(bad_set.status, kExitFailure);
+  EXPECT_EQ(bad_set.err,
+            "zerotrain config: --set model.n_layr=4: unknown key 'model.n_layr'; did you mean 'model.n_layer'?\n");
+  CliResult missing = run({"config", "-c", "/nonexistent.yaml"});
+  EXPECT_EQ(missing.status, kExitFailure);
+  EXPECT_EQ(missing.err, "zerotrain config: cannot read config file '/nonexistent.yaml': No such file or directory\n");
+}
+
+TEST(CliMain, ArgvEntryPointSkipsTheProgramName) {
+  const char* argv[] = {"zerotrain", "--version"};
+  std::ostringstream out, err;
+  EXPECT_EQ(run_cli(2, argv, out, err), kExitSuccess);
+  EXPECT_TRUE(out.str().starts_with("zerotrain ")) << out.str();
+}
+
+}  // namespace
+}  // namespace zt::cli
