@@ -1,0 +1,193 @@
+#include "models/activations.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <stdexcept>
+
+#include "runtime/core/cpu_stream.h"
+#include "runtime/core/copy.h"
+#if ZT_HAVE_CUDA
+#include "runtime/core/cuda/cuda_check.h"
+#endif
+
+namespace zt::models {
+
+namespace {
+// Every slot starts on a 256-byte boundary: what cuBLAS and vectorised kernels like.
+constexpr std::size_t kAlign = 256;
+std::size_t align_up(std::size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+}  // namespace
+
+struct Activations::Plan {
+  std::size_t bytes = 0;
+  Slot input, targets, index_positions, index_starts, index_tokens;
+  std::vector<Slot> outputs;
+  std::vector<std::vector<Slot>> saved, scratch;
+  Slot grad_stream[2];
+
+  Slot take(std::size_t numel, DType dtype) {
+    Slot s{bytes, numel, dtype};
+    bytes += align_up(numel * dtype_size(dtype));
+    return s;
+  }
+};
+
+Activations::Plan Activations::make_plan(const Model& model, int B, int T, Device device, DType dtype) {
+  if (B <= 0 || T <= 0 || T > model.max_seq_len())
+    throw std::invalid_argument(fmt::format("micro batch ({}, {}) is invalid for {} (T must be in 1..{})", B, T,
+                                            model.name(), model.max_seq_len()));
+  if (device.is_cpu() && dtype != DType::f32)
+    throw std::invalid_argument("the CPU path computes in f32 only");
+  Plan p;
+  std::size_t BT = static_cast<std::size_t>(B) * T;
+  if (model.input_kind() == Model::InputKind::tokens) {
+    p.input = p.take(BT, DType::f32);
+    p.index_positions = p.take(BT, DType::f32);
+    p.index_starts = p.take(BT + 1, DType::f32);
+    p.index_tokens = p.take(BT, DType::f32);
+  } else {
+    p.input = p.take(BT * model.input_width(), dtype);
+  }
+  p.targets = p.take(BT, DType::f32);
+  std::size_t max_stream = 0;
+  for (std::size_t i = 0; i < model.num_blocks(); ++i) {
+    const Block& b = model.block(i);
+    bool loss = b.is_loss_block();
+    p.outputs.push_back(p.take(b.output_numel(B, T), loss ? DType::f32 : dtype));
+    if (!loss) max_stream = std::max(max_stream, b.output_numel(B, T));
+    std::vector<Slot> saved;
+    for (const ActivationSlot& s : b.saved_slots(B, T, device)) saved.push_back(p.take(s.numel, s.f32 ? DType::f32 : dtype));
+    p.saved.push_back(std::move(saved));
+  }
+  for (int k = 0; k < 2; ++k) p.grad_stream[k] = p.take(max_stream, dtype);
+  // Scratch: every block's slots start at the same base.
+  std::size_t base = p.bytes, top = p.bytes;
+  for (std::size_t i = 0; i < model.num_blocks(); ++i) {
+    p.bytes = base;
+    std::vector<Slot> scratch;
+    for (const ActivationSlot& s : model.block(i).scratch_slots(B, T, device))
+      scratch.push_back(p.take(s.numel, s.f32 ? DType::f32 : dtype));
+    p.scratch.push_back(std::move(scratch));
+    top = std::max(top, p.bytes);
+  }
+  p.bytes = top;
+  return p;
+}
+
+std::size_t Activations::bytes_needed(const Model& model, int B, int T, Device device, DType dtype) {
+  return make_plan(model, B, T, device, dtype).bytes;
+}
+
+Activations::Activations(const Model& model, int B, int T, Device device, DType dtype, MemoryTracker& tracker)
+    : model_(&model), B_(B), T_(T), device_(device), dtype_(dtype) {
+  Plan p = make_plan(model, B, T, device, dtype);
+  arena_ = Buffer(device, DType::f32, p.bytes / 4, MemCategory::activations, tracker);
+  input_ = p.input, targets_ = p.targets;
+  index_positions_ = p.index_positions, index_starts_ = p.index_starts, index_tokens_ = p.index_tokens;
+  outputs_ = std::move(p.outputs);
+  saved_ = std::move(p.saved);
+  scratch_ = std::move(p.scratch);
+  grad_stream_[0] = p.grad_stream[0], grad_stream_[1] = p.grad_stream[1];
+}
+
+BufferView Activations::view(const Slot& s) const {
+  return {static_cast<std::byte*>(arena_.data()) + s.offset, s.numel, s.dtype, device_};
+}
+
+void Activations::upload(const Slot& s, const void* host, std::size_t bytes) {
+  if (device_.is_cpu()) {
+    std::memcpy(static_cast<std::byte*>(arena_.data()) + s.offset, host, bytes);
+    return;
+  }
+#if ZT_HAVE_CUDA
+  ZT_CUDA_CHECK(cudaMemcpy(static_cast<std::byte*>(arena_.data()) + s.offset, host, bytes, cudaMemcpyHostToDevice));
+#endif
+}
+
+void Activations::set_tokens(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets) {
+  std::size_t BT = static_cast<std::size_t>(B_) * T_;
+  if (model_->input_kind() != Model::InputKind::tokens) throw std::invalid_argument("this model takes features, not tokens");
+  if (tokens.size() != BT || targets.size() != BT)
+    throw std::invalid_argument(fmt::format("a micro batch of ({}, {}) needs {} tokens and targets, got {} and {}", B_,
+                                            T_, BT, tokens.size(), targets.size()));
+  upload(input_, tokens.data(), BT * 4);
+  upload(targets_, targets.data(), BT * 4);
+  valid_targets_ = static_cast<int>(std::count_if(targets.begin(), targets.end(), [](std::int32_t t) { return t >= 0; }));
+  // Group positions by token (stable, so each group is in ascending position order).
+  std::vector<std::int32_t> order(BT);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](std::int32_t a, std::int32_t b) { return tokens[a] < tokens[b]; });
+  std::vector<std::int32_t> starts, group_tokens;
+  for (std::size_t i = 0; i < BT; ++i)
+    if (i == 0 || tokens[order[i]] != tokens[order[i - 1]]) {
+      starts.push_back(static_cast<std::int32_t>(i));
+      group_tokens.push_back(tokens[order[i]]);
+    }
+  starts.push_back(static_cast<std::int32_t>(BT));
+  index_groups_ = static_cast<int>(group_tokens.size());
+  upload(index_positions_, order.data(), BT * 4);
+  upload(index_starts_, starts.data(), starts.size() * 4);
+  upload(index_tokens_, group_tokens.data(), group_tokens.size() * 4);
+  token_index_ = {view(index_positions_), view(index_starts_), view(index_tokens_), index_groups_};
+}
+
+void Activations::set_features(std::span<const float> features, std::span<const std::int32_t> targets) {
+  std::size_t BT = static_cast<std::size_t>(B_) * T_;
+  std::size_t width = static_cast<std::size_t>(model_->input_width());
+  if (model_->input_kind() != Model::InputKind::features) throw std::invalid_argument("this model takes tokens, not features");
+  if (features.size() != BT * width || targets.size() != BT)
+    throw std::invalid_argument(fmt::format("a micro batch of {} rows needs {} features and {} targets, got {} and {}",
+                                            BT, BT * width, BT, features.size(), targets.size()));
+  std::vector<std::byte> converted(BT * width * dtype_size(dtype_));
+  convert_host(features.data(), DType::f32, converted.data(), dtype_, BT * width);
+  upload(input_, converted.data(), converted.size());
+  upload(targets_, targets.data(), BT * 4);
+  valid_targets_ = static_cast<int>(std::count_if(targets.begin(), targets.end(), [](std::int32_t t) { return t >= 0; }));
+}
+
+BufferView Activations::output(std::size_t block) const { return view(outputs_.at(block)); }
+
+BufferView Activations::d_output(std::size_t block) const {
+  if (model_->block(block).is_loss_block()) return {};
+  BufferView v = view(grad_stream_[block % 2]);
+  v.numel = model_->block(block).output_numel(B_, T_);
+  return v;
+}
+
+BufferView Activations::d_input(std::size_t block) const {
+  if (block == 0) return {};
+  return d_output(block - 1);
+}
+
+BlockIO Activations::io(std::size_t block) const {
+  BlockIO io;
+  io.B = B_, io.T = T_;
+  io.input = block == 0 ? view(input_) : output(block - 1);
+  io.output = output(block);
+  for (const Slot& s : saved_.at(block)) io.saved.push_back(view(s));
+  for (const Slot& s : scratch_.at(block)) io.scratch.push_back(view(s));
+  io.targets = view(targets_);
+  io.token_index = &token_index_;
+  return io;
+}
+
+float Activations::mean_loss() const {
+  BufferView losses = output(model_->num_blocks() - 1);
+  std::vector<float> host(losses.numel);
+  if (device_.is_cpu()) {
+    std::memcpy(host.data(), losses.data, losses.bytes());
+  } else {
+#if ZT_HAVE_CUDA
+    ZT_CUDA_CHECK(cudaDeviceSynchronize());
+    ZT_CUDA_CHECK(cudaMemcpy(host.data(), losses.data, losses.bytes(), cudaMemcpyDeviceToHost));
+#endif
+  }
+  double sum = 0.0;
+  for (float l : host) sum += l;
+  return valid_targets_ > 0 ? static_cast<float>(sum / valid_targets_) : 0.0f;
+}
+
+}  // namespace zt::models

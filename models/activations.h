@@ -1,0 +1,79 @@
+// Every activation of one micro batch (B, T) of a model, in one arena charged to
+// MemCategory::activations on the compute device:
+//   - the model input (tokens or features) and targets (int32, -1 = ignore),
+//   - each block's output and saved tensors (kept from forward to backward),
+//   - one scratch region shared by all blocks (the largest any block needs; only one block runs
+//     at a time),
+//   - two gradient buffers for the stream between blocks (d_output of block i is d_input of
+//     block i+1; they alternate).
+// bytes_needed() predicts the arena's size without allocating, for planning.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "models/model.h"
+#include "runtime/core/buffer.h"
+
+namespace zt::models {
+
+class Activations {
+ public:
+  Activations(const Model& model, int B, int T, Device device, DType dtype,
+              MemoryTracker& tracker = MemoryTracker::process());
+
+  static std::size_t bytes_needed(const Model& model, int B, int T, Device device, DType dtype);
+  std::size_t bytes() const { return arena_.bytes(); }
+
+  int B() const { return B_; }
+  int T() const { return T_; }
+  Device device() const { return device_; }
+  DType dtype() const { return dtype_; }
+
+  // Loads one micro batch from the host (a synchronous copy to the device). Token models take
+  // B*T token ids; feature models take B*T*input_width() floats (rounded to the compute dtype).
+  // targets: B*T int32, -1 ignored. Throws std::invalid_argument on a size or token-range mistake.
+  void set_tokens(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets);
+  void set_features(std::span<const float> features, std::span<const std::int32_t> targets);
+  int valid_targets() const { return valid_targets_; }
+
+  // The views block i works with (see block.h).
+  BlockIO io(std::size_t block) const;
+  BufferView output(std::size_t block) const;
+  BufferView d_output(std::size_t block) const;  // empty for the loss block
+  BufferView d_input(std::size_t block) const;   // empty for block 0
+  BufferView input() const { return view(input_); }
+  BufferView targets() const { return view(targets_); }
+
+  // Mean loss of the last forward over the non-ignored targets (copies B*T floats to the host and
+  // synchronises the copy).
+  float mean_loss() const;
+
+ private:
+  struct Slot {
+    std::size_t offset = 0;  // bytes into the arena
+    std::size_t numel = 0;
+    DType dtype = DType::f32;
+  };
+  struct Plan;
+  static Plan make_plan(const Model& model, int B, int T, Device device, DType dtype);
+  BufferView view(const Slot& s) const;
+  void upload(const Slot& s, const void* host, std::size_t bytes);
+
+  const Model* model_;
+  int B_, T_;
+  Device device_;
+  DType dtype_;
+  Buffer arena_;
+  Slot input_, targets_, index_positions_, index_starts_, index_tokens_;
+  int index_groups_ = 0;
+  std::vector<Slot> outputs_;
+  std::vector<std::vector<Slot>> saved_;
+  std::vector<std::vector<Slot>> scratch_;
+  Slot grad_stream_[2];
+  int valid_targets_ = 0;
+  ops::TokenIndex token_index_;
+};
+
+}  // namespace zt::models

@@ -1,0 +1,31 @@
+// Where and in which precision a model computes: the CPU (fp32, OpenBLAS) or one CUDA device
+// (fp32, bf16 or f16 storage with fp32 accumulation in matrix products; cuBLAS handle, stream and
+// workspace). Layers dispatch on it; one context per rank and device.
+#pragma once
+
+#include <memory>
+
+#include "runtime/core/device.h"
+#include "runtime/core/dtype.h"
+#include "runtime/core/stream.h"
+
+namespace zt::models {
+
+class ComputeContext {
+ public:
+  // CPU compute in fp32 on the calling thread. blas_threads sets OpenBLAS's thread count for the
+  // process (see cpu::set_blas_threads); 1 is right when every core runs its own rank.
+  static std::unique_ptr<ComputeContext> cpu(int blas_threads = 1);
+  // CUDA compute on device `index` with the given storage dtype. Throws zt::UserError in a
+  // CPU-only build or when the device is not visible.
+  static std::unique_ptr<ComputeContext> cuda(int index, DType dtype);
+
+  virtual ~ComputeContext() = default;
+  virtual Device device() const = 0;
+  virtual DType dtype() const = 0;
+  // The compute stream: all of this context's work is ordered on it.
+  virtual Stream& stream() = 0;
+  void synchronize() { stream().synchronize(); }
+};
+
+}  // namespace zt::models

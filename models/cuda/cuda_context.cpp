@@ -1,0 +1,49 @@
+#include "models/cuda/cuda_context.h"
+
+#include <stdexcept>
+
+#include "runtime/core/cuda/cuda_check.h"
+
+namespace zt::models {
+
+namespace {
+// cuBLAS's recommended workspace on Hopper; also plenty for Ampere.
+constexpr std::size_t kCublasWorkspaceBytes = 32u << 20;
+}  // namespace
+
+CudaComputeContext::CudaComputeContext(int index, DType dtype)
+    : index_((activate(Device::cuda(index)), index)),
+      dtype_(dtype),
+      stream_(index, CudaStream::Priority::normal),
+      workspace_(Device::cuda(index), DType::f32, kCublasWorkspaceBytes / 4, MemCategory::workspace) {
+  ZT_CUBLAS_CHECK(cublasCreate(&cublas_));
+  ZT_CUBLAS_CHECK(cublasSetStream(cublas_, stream_.handle()));
+  ZT_CUBLAS_CHECK(cublasSetWorkspace(cublas_, workspace_.data(), kCublasWorkspaceBytes));
+  // fp32 runs must compare with the CPU reference: no TF32 behind our back.
+  ZT_CUBLAS_CHECK(cublasSetMathMode(cublas_, CUBLAS_DEFAULT_MATH));
+}
+
+CudaComputeContext::~CudaComputeContext() {
+  if (cublas_) cublasDestroy(cublas_);
+}
+
+float* CudaComputeContext::reduction_scratch(std::size_t floats) {
+  if (reduction_scratch_.numel() < floats) {
+    stream_.synchronize();  // the old scratch may still be in use by queued kernels
+    reduction_scratch_ = Buffer(device(), DType::f32, floats, MemCategory::workspace);
+  }
+  return reduction_scratch_.data_as<float>();
+}
+
+CudaComputeContext& as_cuda(ComputeContext& ctx) {
+  auto* cuda = dynamic_cast<CudaComputeContext*>(&ctx);
+  if (!cuda) throw std::logic_error("a CUDA kernel was given a non-CUDA compute context");
+  return *cuda;
+}
+
+std::unique_ptr<ComputeContext> ComputeContext::cuda(int index, DType dtype) {
+  require_available(Device::cuda(index));
+  return std::make_unique<CudaComputeContext>(index, dtype);
+}
+
+}  // namespace zt::models

@@ -1,0 +1,41 @@
+// The CUDA compute context: a CudaStream, a cuBLAS handle bound to it, and a cuBLAS workspace.
+// Only for translation units built with the CUDA backend.
+#pragma once
+
+#include <cublas_v2.h>
+
+#include "models/compute_context.h"
+#include "runtime/core/buffer.h"
+#include "runtime/core/cuda/cuda_stream.h"
+
+namespace zt::models {
+
+class CudaComputeContext final : public ComputeContext {
+ public:
+  CudaComputeContext(int index, DType dtype);
+  ~CudaComputeContext() override;
+  CudaComputeContext(const CudaComputeContext&) = delete;
+  CudaComputeContext& operator=(const CudaComputeContext&) = delete;
+
+  Device device() const override { return Device::cuda(index_); }
+  DType dtype() const override { return dtype_; }
+  Stream& stream() override { return stream_; }
+  cudaStream_t handle() const { return stream_.handle(); }
+  cublasHandle_t cublas() const { return cublas_; }
+  // fp32 scratch of at least `floats` elements for multi-pass reductions; grows (once, outside the
+  // steady state) and is reused by every kernel on this stream.
+  float* reduction_scratch(std::size_t floats);
+
+ private:
+  int index_;
+  DType dtype_;
+  CudaStream stream_;
+  cublasHandle_t cublas_ = nullptr;
+  Buffer workspace_;
+  Buffer reduction_scratch_;
+};
+
+// The CUDA context behind ctx; throws std::logic_error when ctx is not a CUDA context.
+CudaComputeContext& as_cuda(ComputeContext& ctx);
+
+}  // namespace zt::models

@@ -1,0 +1,77 @@
+#include "models/layers/attention.h"
+
+#include <cblas.h>
+
+#include <cmath>
+#include <cstddef>
+#include <limits>
+
+namespace zt::models::cpu {
+
+void attention_forward(float* out, float* att, const float* qkv, int B, int T, int C, int NH) {
+  const int hs = C / NH;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
+  const int ld = 3 * C;
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < NH; ++h) {
+      const float* q = qkv + static_cast<std::size_t>(b) * T * ld + h * hs;
+      const float* k = q + C;
+      const float* v = q + 2 * C;
+      float* a = att + (static_cast<std::size_t>(b) * NH + h) * T * T;
+      // a (T, T) = scale * q (T, hs) k^T (hs, T); the masked upper triangle is computed and discarded.
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hs, scale, q, ld, k, ld, 0.0f, a, T);
+      for (int i = 0; i < T; ++i) {
+        float* row = a + static_cast<std::size_t>(i) * T;
+        float m = -std::numeric_limits<float>::infinity();
+        for (int j = 0; j <= i; ++j) m = row[j] > m ? row[j] : m;
+        float sum = 0.0f;
+        for (int j = 0; j <= i; ++j) {
+          row[j] = std::exp(row[j] - m);
+          sum += row[j];
+        }
+        float inv = 1.0f / sum;
+        for (int j = 0; j <= i; ++j) row[j] *= inv;
+        for (int j = i + 1; j < T; ++j) row[j] = 0.0f;
+      }
+      // out_h (T, hs) = a (T, T) v (T, hs)
+      float* o = out + static_cast<std::size_t>(b) * T * C + h * hs;
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hs, T, 1.0f, a, T, v, ld, 0.0f, o, C);
+    }
+}
+
+void attention_backward(float* dqkv, float* scratch, const float* dout, const float* qkv, const float* att, int B,
+                        int T, int C, int NH) {
+  const int hs = C / NH;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
+  const int ld = 3 * C;
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < NH; ++h) {
+      std::size_t base = static_cast<std::size_t>(b) * T * ld + h * hs;
+      const float* q = qkv + base;
+      const float* k = q + C;
+      const float* v = q + 2 * C;
+      float* dq = dqkv + base;
+      float* dk = dq + C;
+      float* dv = dq + 2 * C;
+      const float* a = att + (static_cast<std::size_t>(b) * NH + h) * T * T;
+      const float* d = dout + static_cast<std::size_t>(b) * T * C + h * hs;
+      float* da = scratch;
+      // da (T, T) = d (T, hs) v^T;  dv (T, hs) = a^T (T, T) d (T, hs)
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hs, 1.0f, d, C, v, ld, 0.0f, da, T);
+      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, T, 1.0f, a, T, d, C, 0.0f, dv, ld);
+      // Softmax backward in place: dpre = a * (da - sum_j a da), zero above the diagonal.
+      for (int i = 0; i < T; ++i) {
+        const float* arow = a + static_cast<std::size_t>(i) * T;
+        float* drow = da + static_cast<std::size_t>(i) * T;
+        float dot = 0.0f;
+        for (int j = 0; j <= i; ++j) dot += arow[j] * drow[j];
+        for (int j = 0; j <= i; ++j) drow[j] = arow[j] * (drow[j] - dot);
+        for (int j = i + 1; j < T; ++j) drow[j] = 0.0f;
+      }
+      // dq = scale * dpre k;  dk = scale * dpre^T q
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hs, T, scale, da, T, k, ld, 0.0f, dq, ld);
+      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, T, scale, da, T, q, ld, 0.0f, dk, ld);
+    }
+}
+
+}  // namespace zt::models::cpu

@@ -1,0 +1,13 @@
+// GELU, tanh approximation as in GPT-2 (CPU reference, fp32).
+#pragma once
+
+#include <cstddef>
+
+namespace zt::models::cpu {
+
+// out = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)));  inp (N) -> out (N)
+void gelu_forward(float* out, const float* inp, std::size_t n);
+// dinp = dout * gelu'(inp), overwritten;  dout (N) -> dinp (N)
+void gelu_backward(float* dinp, const float* inp, const float* dout, std::size_t n);
+
+}  // namespace zt::models::cpu

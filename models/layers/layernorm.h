@@ -1,0 +1,17 @@
+// LayerNorm over the last dimension (CPU reference, fp32), eps = 1e-5 as GPT-2.
+#pragma once
+
+namespace zt::models::cpu {
+
+inline constexpr float kLayerNormEps = 1e-5f;
+
+// out = (inp - mean) * rstd * weight + bias, saving mean and rstd (1 / sqrt(var + eps)) per row.
+// inp (N, C), weight (C), bias (C) -> out (N, C), mean (N), rstd (N)
+void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* weight, const float* bias,
+                       int N, int C);
+// Accumulates into dinp, dweight and dbias (+=): the residual stream adds its own gradient first.
+// dout (N, C) -> dinp (N, C), dweight (C), dbias (C)
+void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
+                        const float* weight, const float* mean, const float* rstd, int N, int C);
+
+}  // namespace zt::models::cpu

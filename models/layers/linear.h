@@ -1,0 +1,22 @@
+// Linear layer y = x W^T + b (CPU reference, fp32, matrix products through OpenBLAS).
+// W is stored (OC, IC) as in PyTorch's nn.Linear, so the tied LM head can reuse wte (V, C).
+#pragma once
+
+namespace zt::models::cpu {
+
+// inp (N, IC), weight (OC, IC), bias (OC) or null -> out (N, OC), row stride ldo >= OC
+// (ldo > OC lets the LM head write a padded vocabulary).
+void linear_forward(float* out, const float* inp, const float* weight, const float* bias, int N, int IC, int OC,
+                    int ldo);
+// dout (N, OC) with row stride ldo -> dinp (N, IC), dweight (OC, IC), dbias (OC).
+// dweight and dbias accumulate (+=); dinp is overwritten, or accumulated when accumulate_dinp.
+// dinp may be null when the input needs no gradient; dbias null when there is no bias.
+void linear_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
+                     const float* weight, int N, int IC, int OC, int ldo, bool accumulate_dinp);
+
+// Sets the number of threads OpenBLAS uses in this process. Each rank of a CPU run should use its
+// share of the cores (default 1) so that ranks do not oversubscribe them.
+void set_blas_threads(int threads);
+int blas_threads();
+
+}  // namespace zt::models::cpu

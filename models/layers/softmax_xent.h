@@ -1,0 +1,23 @@
+// Fused softmax cross-entropy over the vocabulary (CPU reference, fp32).
+//
+// Rows have a stride Vp >= V (a padded vocabulary for aligned GPU matrix products); the columns
+// [V, Vp) are ignored in the forward and get zero gradient. A target of kIgnoreIndex (-1)
+// contributes neither loss nor gradient.
+#pragma once
+
+#include <cstdint>
+
+namespace zt::models::cpu {
+
+inline constexpr std::int32_t kIgnoreIndex = -1;
+
+// logits (N, Vp), targets (N) -> losses (N): -log softmax(logits[n])[targets[n]], 0 when ignored.
+// Returns the number of non-ignored rows.
+int softmax_xent_forward(float* losses, const float* logits, const std::int32_t* targets, int N, int V, int Vp);
+// dlogits[n] = dloss * (softmax(logits[n]) - onehot(targets[n])), overwritten; dlogits may alias
+// logits (each row is read before it is written). dloss is dL/dloss_n, the same for every
+// non-ignored row (1 / count for a mean, times any loss scale).  -> dlogits (N, Vp)
+void softmax_xent_backward(float* dlogits, const float* logits, const std::int32_t* targets, float dloss, int N, int V,
+                           int Vp);
+
+}  // namespace zt::models::cpu

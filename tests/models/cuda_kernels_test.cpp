@@ -1,0 +1,275 @@
+// CUDA kernels against the CPU reference, on fresh random inputs, in fp32 and bf16 storage.
+// Error measure: ||gpu - cpu|| / ||cpu|| over the whole output (the device METHOD.md's rule):
+// fp32 under 1e-4 (strict fp32 GEMMs, only the summation order differs), bf16 under 1e-2 for one
+// kernel (inputs are rounded to bf16 for both sides, so only the output rounding and fp32
+// accumulation order differ), looser where chains of bf16 roundings add up (whole model).
+// Outputs are poisoned with NaN before each run, so an unwritten element fails. Skips with a
+// visible reason when no GPU is present.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <random>
+#include <vector>
+
+#include "models/activations.h"
+#include "models/gpt2.h"
+#include "models/model_state.h"
+#include "models/ops.h"
+#include "runtime/core/device.h"
+#if ZT_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
+
+namespace zt::models::test {
+namespace {
+
+#if ZT_HAVE_CUDA
+
+void upload(const Buffer& dst, const void* src) { ASSERT_EQ(cudaMemcpy(dst.data(), src, dst.bytes(), cudaMemcpyHostToDevice), cudaSuccess); }
+
+class CudaVsCpu : public ::testing::TestWithParam<DType> {
+ protected:
+  struct Pair {
+    Buffer c, g;  // CPU f32 and GPU (compute dtype, or f32 for statistics and ints)
+  };
+
+  void SetUp() override {
+    if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
+    dt_ = GetParam();
+    gpu_ = ComputeContext::cuda(0, dt_);
+    cpu_ = ComputeContext::cpu();
+    rng_.seed(std::random_device{}());  // fresh inputs every run (METHOD.md); printed on failure
+    seed_ = rng_();
+    rng_.seed(seed_);
+  }
+
+  std::vector<float> random(std::size_t n, float scale = 1.0f) {
+    std::normal_distribution<float> dist(0.0f, scale);
+    std::vector<float> v(n);
+    for (float& x : v) x = dist(rng_);
+    return v;
+  }
+
+  // Both sides get the same values: rounded to the GPU storage dtype first.
+  Pair make(std::vector<float> values, bool f32 = false) {
+    DType gdt = f32 ? DType::f32 : dt_;
+    std::vector<std::byte> raw(values.size() * dtype_size(gdt));
+    convert_host(values.data(), DType::f32, raw.data(), gdt, values.size());
+    convert_host(raw.data(), gdt, values.data(), DType::f32, values.size());
+    Pair p{Buffer(Device::cpu(), DType::f32, values.size(), MemCategory::workspace),
+           Buffer(Device::cuda(0), gdt, values.size(), MemCategory::workspace)};
+    std::memcpy(p.c.data(), values.data(), values.size() * 4);
+    upload(p.g, raw.data());
+    return p;
+  }
+  Pair make_int(const std::vector<std::int32_t>& values) {
+    Pair p{Buffer(Device::cpu(), DType::f32, values.size(), MemCategory::workspace),
+           Buffer(Device::cuda(0), DType::f32, values.size(), MemCategory::workspace)};
+    std::memcpy(p.c.data(), values.data(), values.size() * 4);
+    upload(p.g, values.data());
+    return p;
+  }
+  Pair poisoned(std::size_t n, bool f32 = false) {
+    return make(std::vector<float>(n, std::numeric_limits<float>::quiet_NaN()), f32);
+  }
+
+  std::vector<float> download(const Buffer& g) {
+    gpu_->synchronize();
+    std::vector<std::byte> raw(g.bytes());
+    EXPECT_EQ(cudaMemcpy(raw.data(), g.data(), g.bytes(), cudaMemcpyDeviceToHost), cudaSuccess);
+    std::vector<float> out(g.numel());
+    convert_host(raw.data(), g.dtype(), out.data(), DType::f32, g.numel());
+    return out;
+  }
+
+  double tol() const { return dt_ == DType::f32 ? 1e-4 : 1e-2; }
+
+  // ||gpu - cpu|| / ||cpu||, failing on any NaN.
+  void expect_close(const Pair& p, const char* what, double tolerance = 0) {
+    std::vector<float> g = download(p.g);
+    const float* c = p.c.data_as<float>();
+    double diff = 0, norm = 0;
+    for (std::size_t i = 0; i < g.size(); ++i) {
+      ASSERT_FALSE(std::isnan(g[i]) || std::isnan(c[i])) << what << "[" << i << "] is NaN (unwritten?)";
+      diff += (double(g[i]) - c[i]) * (double(g[i]) - c[i]);
+      norm += double(c[i]) * c[i];
+    }
+    double err = norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
+    std::printf("  %-28s %s rel err %.2e\n", what, std::string(dtype_name(dt_)).c_str(), err);
+    EXPECT_LT(err, tolerance > 0 ? tolerance : tol()) << what << " (input seed " << seed_ << ")";
+  }
+
+  DType dt_ = DType::f32;
+  std::unique_ptr<ComputeContext> gpu_, cpu_;
+  std::mt19937_64 rng_;
+  std::uint64_t seed_ = 0;
+};
+
+TEST_P(CudaVsCpu, LayerNormForwardBackward) {
+  const int N = 300, C = 96;
+  auto inp = make(random(N * C, 2.0f)), w = make(random(C)), b = make(random(C)), dout = make(random(N * C));
+  auto out = poisoned(N * C), mean = poisoned(N, true), rstd = poisoned(N, true);
+  for (auto* ctx : {cpu_.get(), gpu_.get()}) {
+    auto v = [&](Pair& p) { return ctx == cpu_.get() ? p.c.view() : p.g.view(); };
+    ops::layernorm_forward(*ctx, v(out), v(mean), v(rstd), v(inp), v(w), v(b), N, C);
+  }
+  expect_close(out, "layernorm out");
+  expect_close(rstd, "layernorm rstd");
+  auto dinp = make(random(N * C)), dw = make(random(C)), db = make(random(C));  // accumulated into
+  for (auto* ctx : {cpu_.get(), gpu_.get()}) {
+    auto v = [&](Pair& p) { return ctx == cpu_.get() ? p.c.view() : p.g.view(); };
+    ops::layernorm_backward(*ctx, v(dinp), v(dw), v(db), v(dout), v(inp), v(w), v(mean), v(rstd), N, C);
+  }
+  expect_close(dinp, "layernorm dinp");
+  expect_close(dw, "layernorm dweight");
+  expect_close(db, "layernorm dbias");
+}
+
+TEST_P(CudaVsCpu, LinearForwardBackwardPaddedRows) {
+  const int N = 200, IC = 64, OC = 72, ldo = 80;
+  auto inp = make(random(N * IC)), w = make(random(OC * IC, 0.1f)), b = make(random(OC));
+  auto out = poisoned(N * ldo);
+  auto douth = random(N * ldo);
+  for (int n = 0; n < N; ++n)
+    for (int o = OC; o < ldo; ++o) douth[n * ldo + o] = 0.0f;
+  auto dout = make(douth);
+  auto dinp = poisoned(N * IC), dw = make(random(OC * IC)), db = make(random(OC));
+  for (auto* ctx : {cpu_.get(), gpu_.get()}) {
+    auto v = [&](Pair& p) { return ctx == cpu_.get() ? p.c.view() : p.g.view(); };
+    ops::linear_forward(*ctx, v(out), v(inp), v(w), v(b), N, IC, OC, ldo);
+    ops::linear_backward(*ctx, v(dinp), v(dw), v(db), v(dout), v(inp), v(w), N, IC, OC, ldo, false);
+  }
+  // Padding columns of out are never written by either side: compare the real ones only.
+  auto g = download(out.g);
+  double diff = 0, norm = 0;
+  for (int n = 0; n < N; ++n)
+    for (int o = 0; o < OC; ++o) {
+      double c = out.c.data_as<float>()[n * ldo + o];
+      ASSERT_FALSE(std::isnan(g[n * ldo + o]));
+      diff += (g[n * ldo + o] - c) * (g[n * ldo + o] - c), norm += c * c;
+    }
+  EXPECT_LT(std::sqrt(diff / norm), tol()) << "linear out";
+  expect_close(dinp, "linear dinp");
+  expect_close(dw, "linear dweight");
+  expect_close(db, "linear dbias");
+}
+
+TEST_P(CudaVsCpu, GeluAndResidual) {
+  const std::size_t n = 10000;
+  auto x = make(random(n, 2.0f)), y = make(random(n)), out = poisoned(n), dinp = poisoned(n), sum = poisoned(n);
+  for (auto* ctx : {cpu_.get(), gpu_.get()}) {
+    auto v = [&](Pair& p) { return ctx == cpu_.get() ? p.c.view() : p.g.view(); };
+    ops::gelu_forward(*ctx, v(out), v(x));
+    ops::gelu_backward(*ctx, v(dinp), v(x), v(y));
+    ops::residual_forward(*ctx, v(sum), v(x), v(y));
+  }
+  expect_close(out, "gelu out");
+  expect_close(dinp, "gelu dinp");
+  expect_close(sum, "residual out");
+}
+
+TEST_P(CudaVsCpu, CausalAttentionForwardBackward) {
+  const int B = 2, T = 40, C = 64, NH = 4;
+  auto qkv = make(random(B * T * 3 * C)), dout = make(random(B * T * C));
+  auto out = poisoned(B * T * C), att = poisoned(B * NH * T * T), dqkv = poisoned(B * T * 3 * C);
+  auto scratch_c = Buffer(Device::cpu(), DType::f32, ops::attention_scratch_numel(Device::cpu(), B, T, C, NH), MemCategory::workspace);
+  auto scratch_g = Buffer(Device::cuda(0), dt_, ops::attention_scratch_numel(Device::cuda(0), B, T, C, NH), MemCategory::workspace);
+  ops::attention_forward(*cpu_, out.c.view(), att.c.view(), qkv.c.view(), scratch_c.view(), B, T, C, NH);
+  ops::attention_forward(*gpu_, out.g.view(), att.g.view(), qkv.g.view(), scratch_g.view(), B, T, C, NH);
+  expect_close(out, "attention out");
+  expect_close(att, "attention probabilities");
+  ops::attention_backward(*cpu_, dqkv.c.view(), dout.c.view(), qkv.c.view(), att.c.view(), scratch_c.view(), B, T, C, NH);
+  ops::attention_backward(*gpu_, dqkv.g.view(), dout.g.view(), qkv.g.view(), att.g.view(), scratch_g.view(), B, T, C, NH);
+  expect_close(dqkv, "attention dqkv", dt_ == DType::f32 ? 1e-4 : 2e-2);
+}
+
+TEST_P(CudaVsCpu, SoftmaxCrossEntropy) {
+  const int N = 64, V = 1000, Vp = 1024;
+  auto logits = make(random(N * Vp, 3.0f));
+  std::vector<std::int32_t> t(N);
+  for (int n = 0; n < N; ++n) t[n] = n % 7 == 3 ? -1 : static_cast<std::int32_t>(rng_() % V);
+  auto targets = make_int(t);
+  auto losses = poisoned(N, true), dlogits = poisoned(N * Vp);
+  for (auto* ctx : {cpu_.get(), gpu_.get()}) {
+    auto v = [&](Pair& p) { return ctx == cpu_.get() ? p.c.view() : p.g.view(); };
+    ops::softmax_xent_forward(*ctx, v(losses), v(logits), v(targets), N, V, Vp);
+    ops::softmax_xent_backward(*ctx, v(dlogits), v(logits), v(targets), 1.0f / N, N, V, Vp);
+  }
+  expect_close(losses, "softmax_xent losses", dt_ == DType::f32 ? 1e-5 : 1e-2);
+  expect_close(dlogits, "softmax_xent dlogits");
+}
+
+TEST_P(CudaVsCpu, EmbeddingForwardBackward) {
+  const int B = 3, T = 20, C = 48, V = 30;
+  std::vector<std::int32_t> tok(B * T);
+  for (auto& x : tok) x = static_cast<std::int32_t>(rng_() % V);
+  // The token index Activations builds for the GPU backward (positions grouped by token).
+  std::map<std::int32_t, std::vector<std::int32_t>> groups;
+  for (int i = 0; i < B * T; ++i) groups[tok[i]].push_back(i);
+  std::vector<std::int32_t> positions, starts, tokens_of;
+  for (auto& [token, ps] : groups) {
+    starts.push_back(static_cast<std::int32_t>(positions.size()));
+    tokens_of.push_back(token);
+    positions.insert(positions.end(), ps.begin(), ps.end());
+  }
+  starts.push_back(static_cast<std::int32_t>(positions.size()));
+  auto tokens = make_int(tok), ip = make_int(positions), is = make_int(starts), it = make_int(tokens_of);
+  ops::TokenIndex index{ip.g.view(), is.g.view(), it.g.view(), static_cast<int>(tokens_of.size())};
+  auto wte = make(random(V * C)), wpe = make(random(T * C)), dout = make(random(B * T * C));
+  auto out = poisoned(B * T * C), dwte = make(random(V * C)), dwpe = make(random(T * C));
+  for (auto* ctx : {cpu_.get(), gpu_.get()}) {
+    auto v = [&](Pair& p) { return ctx == cpu_.get() ? p.c.view() : p.g.view(); };
+    ops::embedding_forward(*ctx, v(out), v(tokens), v(wte), v(wpe), B, T, C);
+    ops::embedding_backward(*ctx, v(dwte), v(dwpe), v(dout), v(tokens), index, B, T, C);
+  }
+  expect_close(out, "embedding out");
+  expect_close(dwte, "embedding dwte");
+  expect_close(dwpe, "embedding dwpe");
+}
+
+// The whole tiny GPT-2 (every kernel and the block wiring) on both devices from the same init.
+TEST_P(CudaVsCpu, TinyGPT2LossAndGradients) {
+  GPT2Config c = GPT2Config::preset("tiny");
+  GPT2 model(c);
+  const int B = 4, T = 16;
+  std::vector<std::int32_t> tok(B * T), tgt(B * T);
+  for (int i = 0; i < B * T; ++i) tok[i] = static_cast<std::int32_t>(rng_() % c.vocab_size);
+  for (int i = 0; i < B * T; ++i) tgt[i] = i % 9 == 4 ? -1 : tok[(i + 1) % (B * T)];
+  ModelState sc(model, Device::cpu(), DType::f32), sg(model, Device::cuda(0), dt_);
+  sg.init(77);
+  sc.set_params_f32(sg.params_f32());  // the rounded (bf16) values on both sides
+  Activations ac(model, B, T, Device::cpu(), DType::f32), ag(model, B, T, Device::cuda(0), dt_);
+  ac.set_tokens(tok, tgt);
+  ag.set_tokens(tok, tgt);
+  sc.zero_grad(*cpu_);
+  sg.zero_grad(*gpu_);
+  float lc = forward(*cpu_, model, sc, ac), lg = forward(*gpu_, model, sg, ag);
+  backward(*cpu_, model, sc, ac);
+  backward(*gpu_, model, sg, ag);
+  gpu_->synchronize();
+  std::printf("  tiny GPT-2 loss cpu %.6f gpu %.6f (%s)\n", lc, lg, std::string(dtype_name(dt_)).c_str());
+  EXPECT_LT(std::abs(lc - lg) / lc, dt_ == DType::f32 ? 1e-5 : 1e-2);
+  auto gc = sc.grads_f32(), gg = sg.grads_f32();
+  double diff = 0, norm = 0;
+  for (std::size_t i = 0; i < gc.size(); ++i) {
+    ASSERT_FALSE(std::isnan(gg[i]));
+    diff += (double(gg[i]) - gc[i]) * (double(gg[i]) - gc[i]), norm += double(gc[i]) * gc[i];
+  }
+  std::printf("  tiny GPT-2 grads rel err %.2e\n", std::sqrt(diff / norm));
+  EXPECT_LT(std::sqrt(diff / norm), dt_ == DType::f32 ? 1e-4 : 5e-2);
+}
+
+INSTANTIATE_TEST_SUITE_P(Storage, CudaVsCpu, ::testing::Values(DType::f32, DType::bf16),
+                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+#else
+
+TEST(CudaVsCpu, SkippedWithoutCudaBackend) { GTEST_SKIP() << "built without the CUDA backend (ZT_HAVE_CUDA off)"; }
+
+#endif
+
+}  // namespace
+}  // namespace zt::models::test

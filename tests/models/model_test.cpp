@@ -1,0 +1,218 @@
+// GPT-2 and MLP as block lists: layouts, initialisation, activations accounting, FLOPs, and
+// whole-model finite-difference gradient checks on the CPU (every parameter).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+
+#include "gradcheck.h"
+#include "models/activations.h"
+#include "models/flops.h"
+#include "models/gpt2.h"
+#include "models/mlp.h"
+#include "models/model_state.h"
+
+namespace zt::models::test {
+namespace {
+
+GPT2Config small_gpt2() {
+  GPT2Config c;
+  c.n_layer = 2, c.n_head = 2, c.n_embd = 16, c.vocab_size = 11, c.padded_vocab_size = 16, c.block_size = 6;
+  return c;
+}
+
+TEST(GPT2Model, BlocksLayoutsAndParameterCounts) {
+  GPT2Config c = GPT2Config::preset("gpt2-124m");
+  c.padded_vocab_size = c.vocab_size;
+  GPT2 model(c);
+  EXPECT_EQ(model.num_blocks(), 14u);
+  EXPECT_EQ(model.param_count(), 124439808u);  // the published GPT-2 small count (wte tied)
+  EXPECT_EQ(model.block(0).name(), "embedding");
+  EXPECT_EQ(model.block(1).name(), "h0");
+  EXPECT_EQ(model.block(13).name(), "head");
+  EXPECT_EQ(model.block(13).tied_block(), std::optional<std::size_t>(0));
+  EXPECT_FALSE(model.block(5).tied_block().has_value());
+  EXPECT_TRUE(model.block(13).is_loss_block());
+  const ParamLayout& l = model.block(1).layout();
+  EXPECT_EQ(l.tensors().size(), 12u);
+  EXPECT_EQ(l.find("attn.c_attn.weight").shape, (std::vector<std::size_t>{2304, 768}));
+  EXPECT_EQ(l.find("attn.c_attn.weight").offset, 2 * 768u);
+  EXPECT_FALSE(l.find("ln_1.weight").decay);
+  EXPECT_EQ(l.numel(), 12u * 768 * 768 + 13u * 768);
+  EXPECT_EQ(GPT2(GPT2Config::preset("gpt2-350m")).param_count() -
+                (50304u - 50257u) * 1024u,  // the preset pads the vocabulary
+            354823168u);
+  EXPECT_THROW(GPT2Config::preset("gpt2-xxl"), std::invalid_argument);
+  GPT2Config bad = c;
+  bad.n_head = 7;
+  EXPECT_THROW(GPT2{bad}, std::invalid_argument);
+}
+
+TEST(GPT2Model, FlopsFollowTheDocumentedFormula) {
+  GPT2Config c = GPT2Config::preset("gpt2-124m");
+  GPT2 model(c);
+  const int B = 4, T = 1024;
+  double N = 12.0 * (12.0 * 768 * 768) + 50257.0 * 768;  // weights in matrix products
+  double expected = B * T * (6.0 * N + 12.0 * 12 * 1024 * 768);
+  EXPECT_NEAR(model.flops_per_step(B, T) / expected, 1.0, 1e-12);
+  EXPECT_DOUBLE_EQ(model.flops_per_step(B, T), flops::gpt2_step(12, 768, 50257, B, T));
+}
+
+TEST(GPT2Model, InitIsDeterministicAndFollowsGPT2) {
+  GPT2Config c = GPT2Config::preset("tiny");
+  c.n_layer = 8;
+  GPT2 model(c);
+  ModelState a(model, Device::cpu(), DType::f32), b(model, Device::cpu(), DType::f32), other(model, Device::cpu(), DType::f32);
+  a.init(7);
+  b.init(7);
+  other.init(8);
+  EXPECT_EQ(a.params_f32(), b.params_f32());
+  EXPECT_NE(a.params_f32(), other.params_f32());
+  // Statistics of one block: weights N(0, 0.02), residual projections N(0, 0.02/sqrt(2L)),
+  // biases 0, LayerNorm gains 1.
+  const ParamLayout& l = model.block(1).layout();
+  const float* p = a.params(1).as<float>();
+  auto stats = [&](const std::string& name) {
+    const ParamTensor& t = l.find(name);
+    double s = 0, s2 = 0;
+    for (std::size_t i = 0; i < t.numel; ++i) s += p[t.offset + i], s2 += double(p[t.offset + i]) * p[t.offset + i];
+    return std::pair{s / t.numel, std::sqrt(s2 / t.numel)};
+  };
+  EXPECT_NEAR(stats("attn.c_attn.weight").second, 0.02, 0.002);
+  EXPECT_NEAR(stats("mlp.c_proj.weight").second, 0.02 / std::sqrt(16.0), 0.0006);
+  EXPECT_EQ(stats("attn.c_attn.bias").second, 0.0);
+  EXPECT_EQ(stats("ln_1.weight").first, 1.0);
+  // A block's values do not depend on the other blocks (ZeRO ranks may initialise only theirs).
+  GPT2Config shallow = c;
+  shallow.n_layer = 8;
+  GPT2 same(shallow);
+  ModelState s(same, Device::cpu(), DType::f32);
+  s.init(7);
+  EXPECT_EQ(std::vector<float>(s.params(0).as<float>(), s.params(0).as<float>() + s.params(0).numel),
+            std::vector<float>(a.params(0).as<float>(), a.params(0).as<float>() + a.params(0).numel));
+}
+
+TEST(GPT2Model, ActivationsAreChargedAndPredicted) {
+  GPT2 model(GPT2Config::preset("tiny"));
+  MemoryTracker tracker;
+  std::size_t predicted = Activations::bytes_needed(model, 3, 16, Device::cpu(), DType::f32);
+  {
+    Activations acts(model, 3, 16, Device::cpu(), DType::f32, tracker);
+    EXPECT_EQ(acts.bytes(), predicted);
+    EXPECT_EQ(tracker.stats(MemoryTracker::Space::host, MemCategory::activations).current,
+              static_cast<std::int64_t>(predicted));
+  }
+  EXPECT_EQ(tracker.stats(MemoryTracker::Space::host, MemCategory::activations).current, 0);
+  EXPECT_GT(Activations::bytes_needed(model, 6, 16, Device::cpu(), DType::f32), predicted);
+  EXPECT_THROW(Activations::bytes_needed(model, 1, 17, Device::cpu(), DType::f32), std::invalid_argument);
+  ModelState state(model, Device::cpu(), DType::f32, tracker);
+  EXPECT_EQ(tracker.stats(MemoryTracker::Space::host, MemCategory::params).current,
+            static_cast<std::int64_t>(model.param_count() * 4));
+  EXPECT_EQ(tracker.stats(MemoryTracker::Space::host, MemCategory::grads).current,
+            static_cast<std::int64_t>(model.param_count() * 4));
+}
+
+// Whole-model check on every parameter. The objective is the mean loss (O(1), summed in double
+// from the per-position fp32 losses); gradients are O(1e-3..1e-1). With step h = 2e-3, fp32
+// rounding inside the network (~1e-7 relative per value, amplified by a few layers) gives
+// numeric-gradient noise of ~1e-7..1e-6 / 4e-3 ~ 1e-4, and truncation is ~h^2 ~ 4e-6; hence
+// 3e-4 absolute + 2e-2 relative per element, and the whole block's gradient vector within 1 %
+// in norm, which no wrong term (a missing or doubled path) can pass.
+double mean_loss_f64(const Activations& acts, const Model& model) {
+  BufferView losses = acts.output(model.num_blocks() - 1);
+  const float* l = losses.as<float>();
+  double s = 0.0;
+  for (std::size_t i = 0; i < losses.numel; ++i) s += l[i];
+  return s / acts.valid_targets();
+}
+void check_model_gradients(const Model& model, Activations& acts, std::uint64_t seed) {
+  auto ctx = ComputeContext::cpu();
+  ModelState state(model, Device::cpu(), DType::f32);
+  state.init(seed);
+  // Twice GPT-2's init, so every path carries a visible gradient.
+  std::vector<float> p = state.params_f32();
+  for (float& x : p) x *= 2.0f;
+  state.set_params_f32(p);
+  state.zero_grad(*ctx);
+  forward(*ctx, model, state, acts);
+  backward(*ctx, model, state, acts);
+  std::vector<float> analytic = state.grads_f32();
+  for (std::size_t b = 0; b < model.num_blocks(); ++b) {
+    float* data = state.params(b).as<float>();
+    std::vector<float> x(data, data + state.params(b).numel);
+    std::vector<float> g(analytic.begin(), analytic.begin() + x.size());
+    analytic.erase(analytic.begin(), analytic.begin() + x.size());
+    std::vector<float> numeric;
+    auto objective = [&] {
+      std::copy(x.begin(), x.end(), data);
+      forward(*ctx, model, state, acts);
+      return mean_loss_f64(acts, model);
+    };
+    expect_gradient(model.block(b).name(), x, g, objective, 2e-3f, 2e-2, 3e-4, &numeric);
+    std::copy(x.begin(), x.end(), data);
+    double diff = 0.0, norm = 0.0;
+    for (std::size_t i = 0; i < g.size(); ++i) diff += (g[i] - numeric[i]) * (g[i] - numeric[i]), norm += numeric[i] * numeric[i];
+    EXPECT_LT(std::sqrt(diff / norm), 1e-2) << model.block(b).name();
+    ::testing::Test::RecordProperty(model.block(b).name() + "_rel_norm_err", std::to_string(std::sqrt(diff / norm)));
+  }
+}
+
+TEST(GPT2Model, WholeModelGradcheckIncludingTiedHead) {
+  GPT2 model(small_gpt2());
+  Activations acts(model, 2, 5, Device::cpu(), DType::f32);
+  acts.set_tokens(std::vector<std::int32_t>{1, 5, 10, 3, 3, 0, 2, 9, 9, 4},
+                  std::vector<std::int32_t>{5, 10, 3, 3, -1, 2, 9, 9, 4, 7});
+  EXPECT_EQ(acts.valid_targets(), 9);
+  check_model_gradients(model, acts, 11);
+}
+
+TEST(GPT2Model, BackwardAccumulatesAndLossScaleScales) {
+  GPT2 model(GPT2Config::preset("tiny"));
+  auto ctx = ComputeContext::cpu();
+  ModelState state(model, Device::cpu(), DType::f32);
+  state.init(3);
+  Activations acts(model, 2, 8, Device::cpu(), DType::f32);
+  std::vector<std::int32_t> tokens(16), targets(16);
+  for (int i = 0; i < 16; ++i) tokens[i] = (i * 7) % 64, targets[i] = (i * 5 + 1) % 64;
+  acts.set_tokens(tokens, targets);
+  float loss = forward(*ctx, model, state, acts);
+  EXPECT_NEAR(loss, std::log(64.0f), 0.1f);  // near-uniform predictions at init
+  backward(*ctx, model, state, acts);
+  std::vector<float> once = state.grads_f32();
+  forward(*ctx, model, state, acts);
+  backward(*ctx, model, state, acts, 2.0f);
+  std::vector<float> thrice = state.grads_f32();
+  for (std::size_t i = 0; i < once.size(); ++i) ASSERT_NEAR(thrice[i], 3.0f * once[i], 1e-6f + 1e-5f * std::abs(once[i]));
+  state.zero_grad(*ctx);
+  for (float g : state.grads_f32()) ASSERT_EQ(g, 0.0f);
+}
+
+TEST(MLPModel, WholeModelGradcheck) {
+  MLPConfig c{6, 10, 2, 4};
+  MLP model(c);
+  EXPECT_EQ(model.num_blocks(), 3u);
+  EXPECT_EQ(model.param_count(), (6u * 10 + 10) + (10u * 10 + 10) + (10u * 4 + 4));
+  std::vector<float> x;
+  std::vector<std::int32_t> y;
+  mlp_synthetic_batch(c, 5, 6, x, y);
+  y[2] = -1;
+  Activations acts(model, 2, 3, Device::cpu(), DType::f32);
+  acts.set_features(x, y);
+  check_model_gradients(model, acts, 4);
+}
+
+TEST(MLPModel, SyntheticBatchesAreDeterministicAndLabelled) {
+  MLPConfig c;
+  std::vector<float> x1, x2;
+  std::vector<std::int32_t> y1, y2;
+  mlp_synthetic_batch(c, 1, 256, x1, y1);
+  mlp_synthetic_batch(c, 1, 256, x2, y2);
+  EXPECT_EQ(x1, x2);
+  EXPECT_EQ(y1, y2);
+  std::vector<int> counts(c.n_classes);
+  for (auto label : y1) counts.at(label)++;
+  for (int n : counts) EXPECT_GT(n, 0);  // every class occurs
+}
+
+}  // namespace
+}  // namespace zt::models::test
