@@ -1,0 +1,32 @@
+#include "runtime/data/loader_position.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "runtime/core/error.h"
+
+namespace zt::data {
+namespace {
+
+std::uint64_t read_count(const nlohmann::json& json, const char* key, std::string_view source) {
+  // A JSON parser reads 5 as unsigned, while a json built in code from an int holds a signed 5.
+  const bool valid = json.is_object() && json.contains(key) && json.at(key).is_number_integer() &&
+                     (json.at(key).is_number_unsigned() || json.at(key).get<std::int64_t>() >= 0);
+  if (!valid) {
+    throw UserError(fmt::format("{}: the data loader position needs \"{}\" as a non-negative integer, found {}",
+                                source, key, json.is_object() && json.contains(key) ? json.at(key).dump() : "nothing"));
+  }
+  return json.at(key).get<std::uint64_t>();
+}
+
+}  // namespace
+
+nlohmann::json loader_position_to_json(const LoaderPosition& position) {
+  return {{"epoch", position.epoch}, {"window", position.window}};
+}
+
+LoaderPosition loader_position_from_json(const nlohmann::json& json, std::string_view source) {
+  return {.epoch = read_count(json, "epoch", source), .window = read_count(json, "window", source)};
+}
+
+}  // namespace zt::data

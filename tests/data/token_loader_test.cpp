@@ -1,0 +1,228 @@
+// TokenLoader: windows and targets, rank slices of the global batch, determinism, epochs,
+// save/restore (also across world sizes), validation order, and errors.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/core/error.h"
+#include "runtime/data/shard_writer.h"
+#include "runtime/data/token_loader.h"
+#include "tests/data/temp_dir.h"
+
+namespace zt::data {
+namespace {
+
+using testing::TempDir;
+
+constexpr int T = 4;
+
+struct Batch {
+  std::vector<std::int32_t> inputs, targets;  // (B, T) each
+  bool operator==(const Batch&) const = default;
+};
+
+Batch next_batch(TokenLoader& loader) {
+  const auto size = static_cast<std::size_t>(loader.options().batch_size * loader.options().seq_len);
+  Batch batch{std::vector<std::int32_t>(size), std::vector<std::int32_t>(size)};
+  loader.next(batch.inputs, batch.targets);
+  return batch;
+}
+
+// The first input token of each row: it names the window (see LoaderTest's shards).
+std::vector<std::int32_t> window_starts(const Batch& batch) {
+  std::vector<std::int32_t> starts;
+  for (std::size_t i = 0; i < batch.inputs.size(); i += T) starts.push_back(batch.inputs[i]);
+  return starts;
+}
+
+// Rows of ranks 0..N-1, in rank order: the global batch as one rank-0 loader would see it.
+Batch concatenate(const std::vector<Batch>& per_rank) {
+  Batch global;
+  for (const Batch& part : per_rank) {
+    global.inputs.insert(global.inputs.end(), part.inputs.begin(), part.inputs.end());
+    global.targets.insert(global.targets.end(), part.targets.begin(), part.targets.end());
+  }
+  return global;
+}
+
+class LoaderTest : public ::testing::Test {
+ protected:
+  // Shard s holds tokens s*1000 + i, so a token tells where it came from. With T = 4:
+  // 41 tokens -> 10 windows, 29 -> 7, 3 -> 0 (too short), 53 -> 13: W = 30 windows.
+  LoaderTest() {
+    const std::vector<std::size_t> sizes = {41, 29, 3, 53};
+    for (std::size_t s = 0; s < sizes.size(); ++s) {
+      std::vector<std::uint16_t> tokens(sizes[s]);
+      for (std::size_t i = 0; i < sizes[s]; ++i) tokens[i] = static_cast<std::uint16_t>(s * 1000 + i);
+      write_token_shard(dir / shard_file_name("train", s), tokens);
+    }
+  }
+
+  TokenLoader make(int batch_size, int rank = 0, int world_size = 1, std::uint64_t seed = 1234,
+                   WindowOrder order = WindowOrder::shuffled) const {
+    return TokenLoader({.shard_pattern = (dir / "train_*.bin").string(),
+                        .batch_size = batch_size,
+                        .seq_len = T,
+                        .rank = rank,
+                        .world_size = world_size,
+                        .seed = seed,
+                        .vocab_size = 65536,
+                        .order = order});
+  }
+
+  // The next `steps` global batches of a world of `world_size` ranks splitting global batch size 6.
+  std::vector<Batch> global_batches(int world_size, int steps, LoaderPosition from = {}) const {
+    std::vector<TokenLoader> ranks;
+    for (int r = 0; r < world_size; ++r) {
+      ranks.push_back(make(6 / world_size, r, world_size));
+      ranks.back().restore(from);
+    }
+    std::vector<Batch> batches;
+    for (int step = 0; step < steps; ++step) {
+      std::vector<Batch> parts;
+      for (auto& rank : ranks) parts.push_back(next_batch(rank));
+      batches.push_back(concatenate(parts));
+    }
+    return batches;
+  }
+
+  TempDir dir;
+};
+
+TEST_F(LoaderTest, RowsAreWindowsOfTPlusOneTokensWithNextTokenTargets) {
+  TokenLoader loader = make(6);
+  EXPECT_EQ(loader.windows_per_epoch(), 30u);
+  EXPECT_EQ(loader.batches_per_epoch(), 5u);
+  EXPECT_EQ(loader.total_tokens(), 41u + 29u + 3u + 53u);
+  EXPECT_EQ(loader.shard_count(), 4u);
+  const std::vector<std::size_t> sizes = {41, 29, 3, 53};
+  for (int step = 0; step < 5; ++step) {
+    const Batch batch = next_batch(loader);
+    for (std::size_t row = 0; row < 6; ++row) {
+      const std::int32_t first = batch.inputs[row * T];
+      const std::int32_t shard = first / 1000, offset = first % 1000;
+      EXPECT_EQ(offset % T, 0) << "windows start at multiples of T";
+      EXPECT_LT(static_cast<std::size_t>(offset + T), sizes[shard]) << "the last target is inside the shard";
+      for (int t = 0; t < T; ++t) {
+        EXPECT_EQ(batch.inputs[row * T + t], first + t);
+        EXPECT_EQ(batch.targets[row * T + t], first + t + 1);
+      }
+    }
+  }
+}
+
+TEST_F(LoaderTest, RankSlicesPartitionTheGlobalBatch) {
+  const auto single = global_batches(1, 12);  // 12 steps: more than two epochs of 5 batches
+  EXPECT_EQ(global_batches(2, 12), single);
+  EXPECT_EQ(global_batches(3, 12), single);
+  // Within a global batch no two rows (of any ranks) are the same window.
+  for (const Batch& batch : single) {
+    const auto starts = window_starts(batch);
+    EXPECT_EQ(std::set<std::int32_t>(starts.begin(), starts.end()).size(), starts.size());
+  }
+}
+
+TEST_F(LoaderTest, DeterministicFromTheSeed) {
+  TokenLoader a = make(6, 0, 1, 7), b = make(6, 0, 1, 7), c = make(6, 0, 1, 8);
+  bool differs_from_other_seed = false;
+  for (int step = 0; step < 10; ++step) {
+    const Batch batch = next_batch(a);
+    EXPECT_EQ(next_batch(b), batch);
+    differs_from_other_seed = differs_from_other_seed || next_batch(c) != batch;
+  }
+  EXPECT_TRUE(differs_from_other_seed);
+}
+
+TEST_F(LoaderTest, EachEpochVisitsEveryWindowOnceInANewOrder) {
+  TokenLoader loader = make(6);
+  std::vector<std::vector<std::int32_t>> epochs(3);
+  for (auto& epoch : epochs) {
+    for (int step = 0; step < 5; ++step) {
+      const auto starts = window_starts(next_batch(loader));
+      epoch.insert(epoch.end(), starts.begin(), starts.end());
+    }
+    std::vector<std::int32_t> sorted = epoch;
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_EQ(std::adjacent_find(sorted.begin(), sorted.end()), sorted.end()) << "a window repeats within an epoch";
+    EXPECT_EQ(sorted.size(), 30u);
+  }
+  EXPECT_EQ(loader.position(), (LoaderPosition{.epoch = 2, .window = 30}));
+  EXPECT_NE(epochs[0], epochs[1]);
+  EXPECT_NE(epochs[1], epochs[2]);
+}
+
+TEST_F(LoaderTest, WindowsLeftOverAtTheEndOfAnEpochAreSkipped) {
+  TokenLoader loader = make(7);  // 30 windows: 4 batches of 7, 2 left over
+  EXPECT_EQ(loader.batches_per_epoch(), 4u);
+  for (int step = 0; step < 4; ++step) next_batch(loader);
+  EXPECT_EQ(loader.position(), (LoaderPosition{.epoch = 0, .window = 28}));
+  next_batch(loader);
+  EXPECT_EQ(loader.position(), (LoaderPosition{.epoch = 1, .window = 7}));
+}
+
+TEST_F(LoaderTest, RestoredPositionGivesTheSameFollowingBatches) {
+  TokenLoader original = make(3, 1, 2);
+  for (int step = 0; step < 7; ++step) next_batch(original);
+  // Through JSON, as a checkpoint stores it.
+  const nlohmann::json saved = loader_position_to_json(original.position());
+  EXPECT_EQ(saved, (nlohmann::json{{"epoch", 1}, {"window", 12}}));
+  TokenLoader resumed = make(3, 1, 2);
+  resumed.restore(loader_position_from_json(saved, "checkpoint.json"));
+  for (int step = 0; step < 8; ++step) EXPECT_EQ(next_batch(resumed), next_batch(original)) << "step " << step;
+}
+
+TEST_F(LoaderTest, ResumingWithAnotherWorldSizeContinuesTheSameStream) {
+  const auto reference = global_batches(1, 9);
+  // Two ranks run 4 steps, then three ranks resume from where they stood.
+  TokenLoader rank0 = make(3, 0, 2);
+  for (int step = 0; step < 4; ++step) next_batch(rank0);
+  const auto resumed = global_batches(3, 5, rank0.position());
+  EXPECT_EQ(resumed, std::vector<Batch>(reference.begin() + 4, reference.end()));
+}
+
+TEST_F(LoaderTest, ValidationReadsWindowsInFileOrderEveryPass) {
+  TokenLoader loader = make(4, 0, 1, 99, WindowOrder::sequential);
+  EXPECT_EQ(loader.batches_per_epoch(), 7u);  // 30 windows / 4
+  EXPECT_EQ(window_starts(next_batch(loader)), (std::vector<std::int32_t>{0, 4, 8, 12}));
+  EXPECT_EQ(window_starts(next_batch(loader)), (std::vector<std::int32_t>{16, 20, 24, 28}));
+  // Across the boundary of shard 0 (10 windows) into shard 1; the 3-token shard 2 has none.
+  EXPECT_EQ(window_starts(next_batch(loader)), (std::vector<std::int32_t>{32, 36, 1000, 1004}));
+  for (int step = 3; step < 7; ++step) next_batch(loader);
+  loader.rewind();
+  EXPECT_EQ(window_starts(next_batch(loader)), (std::vector<std::int32_t>{0, 4, 8, 12}));
+  // Rank 1 of 2 takes the second half of each global batch of 4.
+  TokenLoader rank1 = make(2, 1, 2, 99, WindowOrder::sequential);
+  EXPECT_EQ(window_starts(next_batch(rank1)), (std::vector<std::int32_t>{8, 12}));
+}
+
+TEST_F(LoaderTest, DatasetSmallerThanOneGlobalBatch) {
+  const std::string pattern = (dir / "train_*.bin").string();
+  EXPECT_USER_ERROR(make(16, 0, 2), pattern, "too little data for one global batch", "126 tokens", "30 windows",
+                    "needs 32 windows (2 ranks x batch size 16)", "at least 129 tokens");
+}
+
+TEST_F(LoaderTest, TokenNotBelowTheModelsVocabulary) {
+  TokenLoaderOptions options = make(1).options();
+  options.vocab_size = 1025;
+  EXPECT_USER_ERROR(TokenLoader{options}, "train_000001.bin", "token 1025", "index 25", "byte offset 1074",
+                    "vocabulary size 1025");
+}
+
+TEST_F(LoaderTest, NoShardFilesAndBadPositions) {
+  TokenLoaderOptions options = make(1).options();
+  options.shard_pattern = (dir / "val_*.bin").string();
+  EXPECT_USER_ERROR(TokenLoader{options}, "val_*.bin", "no token shard files match");
+  TokenLoader loader = make(2);
+  EXPECT_USER_ERROR(loader.restore({.epoch = 3, .window = 31}), "position 31", "30 windows");
+  EXPECT_USER_ERROR(loader_position_from_json(nlohmann::json{{"epoch", 1}}, "ckpt/state.json"), "ckpt/state.json",
+                    "\"window\"");
+  std::vector<std::int32_t> wrong(3);
+  EXPECT_THROW(loader.next(wrong, wrong), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace zt::data
