@@ -1,0 +1,134 @@
+#include "runtime/data/prepare_data.h"
+
+#include <cmath>
+#include <fstream>
+#include <system_error>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "runtime/core/error.h"
+#include "runtime/core/log.h"
+#include "runtime/data/mapped_file.h"
+#include "runtime/data/shard_writer.h"
+
+namespace zt::data {
+namespace {
+
+void check_options(const PrepareDataOptions& options) {
+  if (options.inputs.empty()) throw UserError("prepare-data needs at least one input text file");
+  if (!(options.val_fraction >= 0.0 && options.val_fraction < 1.0)) {
+    throw UserError(fmt::format("the validation fraction must be in [0, 1), got {}", options.val_fraction));
+  }
+  if (options.output_dir.empty()) throw UserError("prepare-data needs an output directory");
+}
+
+bool goes_to_validation(std::uint64_t document_index, double val_fraction) {
+  const auto i = static_cast<double>(document_index);
+  return std::floor((i + 1.0) * val_fraction) > std::floor(i * val_fraction);
+}
+
+void remove_earlier_output(const std::filesystem::path& dir) {
+  std::error_code ignored;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    const bool is_shard = name.ends_with(".bin") && (name.starts_with("train_") || name.starts_with("val_"));
+    if (is_shard || name == kDatasetSummaryFile) std::filesystem::remove(entry.path(), ignored);
+  }
+}
+
+nlohmann::json split_json(const SplitSummary& split) {
+  nlohmann::json shards = nlohmann::json::array();
+  for (const auto& shard : split.shards) shards.push_back(shard.filename().string());
+  return {{"documents", split.documents}, {"tokens", split.tokens}, {"shards", shards}};
+}
+
+void write_summary(const PrepareDataOptions& options, const PreparedDataset& dataset,
+                   const nlohmann::json& inputs) {
+  const nlohmann::json summary = {
+      {"format", "llm.c token shards: 256 x int32 header (magic 20240520, version 1, count), uint16 tokens"},
+      {"tokenizer", dataset.tokenizer},
+      {"vocab_size", dataset.vocab_size},
+      {"end_of_text", dataset.end_of_text},
+      {"val_fraction", options.val_fraction},
+      {"shard_tokens", options.shard_tokens},
+      {"inputs", inputs},
+      {"train", split_json(dataset.train)},
+      {"val", split_json(dataset.val)},
+  };
+  const auto path = options.output_dir / kDatasetSummaryFile;
+  std::ofstream out(path);
+  out << summary.dump(2) << '\n';
+  out.close();
+  if (!out) throw UserError(fmt::format("{}: cannot write the dataset summary", path.string()));
+}
+
+}  // namespace
+
+PreparedDataset prepare_data(const PrepareDataOptions& options, Tokenizer& tokenizer) {
+  check_options(options);
+  std::error_code error;
+  std::filesystem::create_directories(options.output_dir, error);
+  if (error) throw UserError(fmt::format("{}: cannot create the output directory: {}", options.output_dir.string(), error.message()));
+  remove_earlier_output(options.output_dir);
+
+  PreparedDataset dataset;
+  dataset.tokenizer = tokenizer.name();
+  dataset.vocab_size = tokenizer.vocab_size();
+  dataset.end_of_text = tokenizer.end_of_text();
+  ShardSequenceWriter train_writer(options.output_dir, "train", options.shard_tokens);
+  ShardSequenceWriter val_writer(options.output_dir, "val", options.shard_tokens);
+  nlohmann::json inputs = nlohmann::json::array();
+  std::uint64_t document_index = 0;
+  std::vector<std::string> documents;
+  std::vector<std::uint16_t> tokens;
+
+  for (const auto& input : options.inputs) {
+    if (!std::filesystem::is_regular_file(input)) {
+      throw UserError(fmt::format("{}: no such input text file", input.string()));
+    }
+    const MappedFile file(input);
+    const std::string_view text(reinterpret_cast<const char*>(file.bytes().data()), file.size());
+    const DocumentRule rule = resolve_document_rule(text, options.document_rule);
+    documents.clear();
+    split_documents(text, rule, documents);
+    inputs.push_back({{"path", input.string()}, {"document_rule", document_rule_name(rule)}, {"documents", documents.size()}});
+
+    for (std::size_t d = 0; d < documents.size(); ++d, ++document_index) {
+      tokens.clear();
+      tokens.push_back(tokenizer.end_of_text());
+      tokenizer.encode(documents[d], tokens);
+      for (std::size_t t = 1; t < tokens.size(); ++t) {
+        if (tokens[t] == tokenizer.end_of_text()) {
+          throw UserError(fmt::format("{}: document {} of this file encodes to the end-of-text token {} (with the byte "
+                                      "tokenizer: the text has a NUL byte, which is reserved for end-of-text)",
+                                      input.string(), d + 1, tokenizer.end_of_text()));
+        }
+      }
+      const bool to_val = goes_to_validation(document_index, options.val_fraction);
+      (to_val ? val_writer : train_writer).append(tokens);
+      SplitSummary& split = to_val ? dataset.val : dataset.train;
+      split.documents += 1;
+      split.tokens += tokens.size();
+    }
+    log::info("{}: {} documents ({} rule)", input.string(), documents.size(), document_rule_name(rule));
+  }
+  train_writer.finish();
+  val_writer.finish();
+  dataset.train.shards = train_writer.files();
+  dataset.val.shards = val_writer.files();
+
+  if (document_index == 0) throw UserError("the input files hold no documents (they are empty or blank)");
+  if (dataset.train.documents == 0) {
+    throw UserError(fmt::format("all {} documents went to validation; use a smaller validation fraction", document_index));
+  }
+  if (options.val_fraction > 0 && dataset.val.documents == 0) {
+    throw UserError(fmt::format("a validation fraction of {} of {} documents selects none; use a larger fraction or "
+                                "more text (or --val-fraction 0 for no validation split)",
+                                options.val_fraction, document_index));
+  }
+  write_summary(options, dataset, inputs);
+  return dataset;
+}
+
+}  // namespace zt::data
