@@ -27,23 +27,30 @@ void declare_options(po::options_description& options) {
       ("timeout", po::value<double>()->default_value(300.0), "comm timeout in seconds");
 }
 
+// An option value that does not parse is a command-line mistake (exit status 2), named by option.
+template <typename Parse> auto parse_option(const po::variables_map& options, const char* name, Parse parse) {
+  const std::string& text = options[name].as<std::string>();
+  try {
+    return parse(text);
+  } catch (const std::exception& e) {
+    throw UsageError(fmt::format("--{}: {}", name, e.what()));
+  }
+}
+
 int run(const po::variables_map& options, std::ostream& out) {
   CommBenchmarkOptions bench;
-  bench.comm.backend = parse_comm_backend(options["backend"].as<std::string>());
+  bench.comm.backend = parse_option(options, "backend", [](const std::string& t) { return parse_comm_backend(t); });
   bench.comm.timeout = std::chrono::milliseconds(static_cast<long long>(options["timeout"].as<double>() * 1000));
   bench.comm.name = "bench";
-  bench.device = Device::parse(options["device"].as<std::string>());
-  try {
-    bench.dtype = parse_dtype(options["dtype"].as<std::string>());
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(fmt::format("--dtype: {}", e.what()));
-  }
-  bench.ops = parse_collective_list(options["ops"].as<std::string>());
-  bench.min_bytes = parse_byte_size(options["min-bytes"].as<std::string>());
-  bench.max_bytes = parse_byte_size(options["max-bytes"].as<std::string>());
+  bench.device = parse_option(options, "device", [](const std::string& t) { return Device::parse(t); });
+  bench.dtype = parse_option(options, "dtype", [](const std::string& t) { return parse_dtype(t); });
+  bench.ops = parse_option(options, "ops", [](const std::string& t) { return parse_collective_list(t); });
+  bench.min_bytes = parse_option(options, "min-bytes", [](const std::string& t) { return parse_byte_size(t); });
+  bench.max_bytes = parse_option(options, "max-bytes", [](const std::string& t) { return parse_byte_size(t); });
   bench.iters = options["iters"].as<int>();
   bench.warmup = options["warmup"].as<int>();
   if (bench.iters < 0 || bench.warmup < 0) throw UsageError("--iters and --warmup must not be negative");
+  if (options["timeout"].as<double>() <= 0) throw UsageError("--timeout must be positive (seconds)");
 
   MpiSession mpi(nullptr, nullptr);
   int rank = 0;

@@ -8,10 +8,14 @@
 namespace zt::cli {
 
 Command config_command();
+Command prepare_data_command();
+Command bench_comm_command();
 
 std::span<const Command> all_commands() {
   static const std::vector<Command> commands = {
       config_command(),
+      prepare_data_command(),
+      bench_comm_command(),
   };
   return commands;
 }
