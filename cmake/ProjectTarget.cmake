@@ -16,7 +16,7 @@ function(zt_add_test name)
   add_executable(${name} ${ARG_SOURCES})
   zt_project_target(${name})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main)
-  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 120)
+  gtest_discover_tests(${name} TEST_PREFIX "${name}." DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 120)
 endfunction()
 
 # zt_add_mpi_test(NAME RANKS n... SOURCES... LIBS ...): a GoogleTest binary run by real ranks

@@ -8,8 +8,8 @@
 namespace zt {
 
 std::string_view mem_category_name(MemCategory category) {
-  static constexpr std::string_view names[kMemCategoryCount] = {"params",      "grads",     "optimizer",   "buckets",
-                                                               "activations", "workspace", "comm_staging"};
+  static constexpr std::string_view names[kMemCategoryCount] = {"params",  "grads",       "optimizer", "gathered",
+                                                               "buckets", "activations", "workspace", "comm_staging"};
   return names[static_cast<int>(category)];
 }
 

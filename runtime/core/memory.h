@@ -10,8 +10,13 @@
 
 namespace zt {
 
-enum class MemCategory : std::uint8_t { params, grads, optimizer, buckets, activations, workspace, comm_staging };
-inline constexpr int kMemCategoryCount = 7;
+// params/grads/optimizer are the model states of the ZeRO memory model; gathered holds ZeRO-3
+// parameters gathered for a layer's forward/backward; buckets the gradient buckets and reduction
+// outputs; comm_staging host copies of device buffers for MPI.
+enum class MemCategory : std::uint8_t {
+  params, grads, optimizer, gathered, buckets, activations, workspace, comm_staging
+};
+inline constexpr int kMemCategoryCount = 8;
 
 std::string_view mem_category_name(MemCategory category);
 
