@@ -1,7 +1,7 @@
 // zt_bench_gpt2_step: one GPT-2 training step (forward + backward, gradients zeroed first) on one
 // GPU, reporting tokens/s and MFU against the GPU's dense peak for the compute dtype.
 //
-//   zt_bench_gpt2_step [--preset gpt2-124m] [--batch 8] [--seq 1024] [--dtype bf16]
+//   zt_bench_gpt2_step [--preset gpt2-124m] [--batch 16] [--seq 1024] [--dtype bf16]
 //                      [--warmup 3] [--steps 20]
 //
 // The optimizer step is not part of it (the fused AdamW lives in optim/ and is measured there).
@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
   using namespace zt;
   using namespace zt::models;
   std::string preset = "gpt2-124m", dtype_text = "bf16";
-  int B = 8, T = 1024, warmup = 3, steps = 20;
+  int B = 16, T = 1024, warmup = 3, steps = 20;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i], v = argv[i + 1];
     if (k == "--preset") preset = v;

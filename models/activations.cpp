@@ -7,8 +7,6 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "runtime/core/cpu_stream.h"
-#include "runtime/core/copy.h"
 #if ZT_HAVE_CUDA
 #include "runtime/core/cuda/cuda_check.h"
 #endif
@@ -103,6 +101,9 @@ void Activations::upload(const Slot& s, const void* host, std::size_t bytes) {
     return;
   }
 #if ZT_HAVE_CUDA
+  // The compute stream may be a non-blocking stream still reading the previous batch: a plain
+  // cudaMemcpy would not wait for it. Loading a batch is rare enough to afford a device sync.
+  ZT_CUDA_CHECK(cudaDeviceSynchronize());
   ZT_CUDA_CHECK(cudaMemcpy(static_cast<std::byte*>(arena_.data()) + s.offset, host, bytes, cudaMemcpyHostToDevice));
 #endif
 }
@@ -174,7 +175,7 @@ BlockIO Activations::io(std::size_t block) const {
   return io;
 }
 
-float Activations::mean_loss() const {
+double Activations::loss_sum() const {
   BufferView losses = output(model_->num_blocks() - 1);
   std::vector<float> host(losses.numel);
   if (device_.is_cpu()) {
@@ -187,7 +188,11 @@ float Activations::mean_loss() const {
   }
   double sum = 0.0;
   for (float l : host) sum += l;
-  return valid_targets_ > 0 ? static_cast<float>(sum / valid_targets_) : 0.0f;
+  return sum;
+}
+
+float Activations::mean_loss() const {
+  return valid_targets_ > 0 ? static_cast<float>(loss_sum() / valid_targets_) : 0.0f;
 }
 
 }  // namespace zt::models

@@ -46,8 +46,10 @@ class Activations {
   BufferView input() const { return view(input_); }
   BufferView targets() const { return view(targets_); }
 
-  // Mean loss of the last forward over the non-ignored targets (copies B*T floats to the host and
-  // synchronises the copy).
+  // Sum of the per-position losses of the last forward (copies B*T floats to the host after a
+  // device synchronisation); with valid_targets() it gives an exact mean over ranks.
+  double loss_sum() const;
+  // loss_sum() / valid_targets() (0 when every target is ignored).
   float mean_loss() const;
 
  private:

@@ -17,6 +17,7 @@ void copy_to(BufferView dst, const void* src, std::size_t bytes) {
     return;
   }
 #if ZT_HAVE_CUDA
+  ZT_CUDA_CHECK(cudaDeviceSynchronize());  // see Activations::upload: the stream may still use dst
   ZT_CUDA_CHECK(cudaMemcpy(dst.data, src, bytes, cudaMemcpyHostToDevice));
 #endif
 }
