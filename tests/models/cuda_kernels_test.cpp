@@ -2,7 +2,9 @@
 // Error measure: ||gpu - cpu|| / ||cpu|| over the whole output (the device METHOD.md's rule):
 // fp32 under 1e-4 (strict fp32 GEMMs, only the summation order differs), bf16 under 1e-2 for one
 // kernel (inputs are rounded to bf16 for both sides, so only the output rounding and fp32
-// accumulation order differ), looser where chains of bf16 roundings add up (whole model).
+// accumulation order differ), looser where chains of bf16 roundings add up (whole model). f16
+// (optional storage) is held to the bf16 bounds: it has more mantissa and these values stay far
+// from its range limits.
 // Outputs are poisoned with NaN before each run, so an unwritten element fails. Skips with a
 // visible reason when no GPU is present.
 #include <gtest/gtest.h>
@@ -17,7 +19,9 @@
 #include "models/activations.h"
 #include "models/gpt2.h"
 #include "models/model_state.h"
+#include "models/layers/linear.h"
 #include "models/ops.h"
+#include "runtime/core/error.h"
 #include "runtime/core/device.h"
 #if ZT_HAVE_CUDA
 #include <cuda_runtime.h>
@@ -262,10 +266,24 @@ TEST_P(CudaVsCpu, TinyGPT2LossAndGradients) {
   EXPECT_LT(std::sqrt(diff / norm), dt_ == DType::f32 ? 1e-4 : 5e-2);
 }
 
-INSTANTIATE_TEST_SUITE_P(Storage, CudaVsCpu, ::testing::Values(DType::f32, DType::bf16),
+INSTANTIATE_TEST_SUITE_P(Storage, CudaVsCpu, ::testing::Values(DType::f32, DType::bf16, DType::f16),
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
 
-#else
+#endif
+
+TEST(ComputeContextTest, CpuContextSetsBlasThreadsAndCudaNeedsADevice) {
+  auto ctx = ComputeContext::cpu(2);
+  EXPECT_EQ(ctx->device(), Device::cpu());
+  EXPECT_EQ(ctx->dtype(), DType::f32);
+  EXPECT_GE(cpu::blas_threads(), 1);
+  ComputeContext::cpu(1);
+  EXPECT_EQ(cpu::blas_threads(), 1);
+  if (cuda_device_count() == 0) {
+    EXPECT_THROW(ComputeContext::cuda(0, DType::bf16), UserError);
+  }
+}
+
+#if !ZT_HAVE_CUDA
 
 TEST(CudaVsCpu, SkippedWithoutCudaBackend) { GTEST_SKIP() << "built without the CUDA backend (ZT_HAVE_CUDA off)"; }
 
