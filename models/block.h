@@ -66,6 +66,10 @@ class Block {
   std::size_t param_count() const { return layout().numel(); }
   virtual std::optional<std::size_t> tied_block() const { return std::nullopt; }
   virtual bool is_loss_block() const { return false; }
+  // False when backward never reads this block's own parameters (GPT-2's embedding: a scatter of
+  // the output gradient), so ZeRO-3 need not gather them for its backward. A tied block's
+  // parameters are still needed by the block tied to it.
+  virtual bool backward_reads_params() const { return true; }
 
   // Elements of the output for a micro batch (B, T); the loss block's output is f32 (B*T).
   virtual std::size_t output_numel(int B, int T) const = 0;

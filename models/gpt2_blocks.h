@@ -12,6 +12,7 @@ class GPT2EmbeddingBlock final : public Block {
   explicit GPT2EmbeddingBlock(const GPT2Config& c);
   std::string name() const override { return "embedding"; }
   const ParamLayout& layout() const override { return layout_; }
+  bool backward_reads_params() const override { return false; }
   std::size_t output_numel(int B, int T) const override;
   std::vector<ActivationSlot> saved_slots(int, int, Device) const override { return {}; }
   std::vector<ActivationSlot> scratch_slots(int, int, Device) const override { return {}; }

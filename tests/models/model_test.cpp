@@ -33,6 +33,8 @@ TEST(GPT2Model, BlocksLayoutsAndParameterCounts) {
   EXPECT_EQ(model.block(13).tied_block(), std::optional<std::size_t>(0));
   EXPECT_FALSE(model.block(5).tied_block().has_value());
   EXPECT_TRUE(model.block(13).is_loss_block());
+  EXPECT_FALSE(model.block(0).backward_reads_params());
+  EXPECT_TRUE(model.block(13).backward_reads_params());
   const ParamLayout& l = model.block(1).layout();
   EXPECT_EQ(l.tensors().size(), 12u);
   EXPECT_EQ(l.find("attn.c_attn.weight").shape, (std::vector<std::size_t>{2304, 768}));
