@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "runtime/core/cpu_stream.h"
+
 namespace zt {
 namespace detail {
 
@@ -67,6 +69,14 @@ std::exception_ptr Work::error() const {
     return std::current_exception();
   }
   return nullptr;
+}
+
+double Work::duration_ms() const {
+  if (!state_ || !is_completed()) return 0.0;
+  if (state_->started_event.state()) return state_->done.elapsed_ms_since(state_->started_event);
+  auto* cpu_done = dynamic_cast<CpuEventState*>(state_->done.state().get());
+  if (!cpu_done || !state_->started()) return 0.0;
+  return std::chrono::duration<double, std::milli>(cpu_done->completed_at() - state_->started_at()).count();
 }
 
 const Event& Work::event() const {

@@ -70,6 +70,9 @@ class Work {
   bool is_completed() const;
   // The collective's error once it completed with one; null while running or after success.
   std::exception_ptr error() const;
+  // How long the collective ran on the comm stream, from its start (after the producer's event)
+  // to its completion; 0 while it has not completed.
+  double duration_ms() const;
   // Completion event on the comm stream (for timing and for waiting without a Work).
   const Event& event() const;
 

@@ -45,6 +45,12 @@ double CpuEventState::elapsed_ms_since(detail::EventState& start) {
   return std::chrono::duration<double, std::milli>(time_ - cpu_start->time_).count();
 }
 
+std::chrono::steady_clock::time_point CpuEventState::completed_at() {
+  wait_completed();
+  std::lock_guard lock(mutex_);
+  return time_;
+}
+
 CpuStream::CpuStream(Mode mode, std::string name) : mode_(mode), name_(std::move(name)) {
   if (mode_ == Mode::worker_thread) worker_ = std::thread([this] { worker_loop(); });
 }

@@ -23,6 +23,8 @@ class CpuEventState final : public detail::EventState {
   // Blocks until completed; returns the carried error instead of throwing it.
   std::exception_ptr wait_completed();
   double elapsed_ms_since(detail::EventState& start) override;
+  // When it completed; blocks until then.
+  std::chrono::steady_clock::time_point completed_at();
 
  private:
   std::mutex mutex_;

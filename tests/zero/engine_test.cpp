@@ -1,0 +1,316 @@
+// The ZeRO engine on real ranks (run by CTest under mpirun with 1, 2, 3 and 4 ranks): every
+// stage, with overlap on and off, against a single-process run of the same global batch.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "comm/make_communicator.h"
+#include "models/gpt2.h"
+#include "models/mlp.h"
+#include "zero/engine.h"
+#include "zero/memory_plan.h"
+
+namespace zt {
+namespace {
+
+using Space = MemoryTracker::Space;
+
+enum class ModelKind { mlp, gpt2 };
+
+struct Job {
+  ModelKind kind = ModelKind::mlp;
+  int B = 2;  // micro batch per rank
+  int T = 1;
+  int steps = 10;
+  ZeroOptions options;
+};
+
+std::unique_ptr<models::Model> make_model(ModelKind kind) {
+  if (kind == ModelKind::mlp) return std::make_unique<models::MLP>(models::MLPConfig{16, 24, 3, 8});
+  return std::make_unique<models::GPT2>(models::GPT2Config::preset("tiny"));
+}
+
+ZeroOptions base_options(int stage, bool overlap) {
+  ZeroOptions o;
+  o.stage = stage;
+  o.overlap_comm = overlap;
+  o.reduce_bucket_size = 500;  // divides no layer size: buckets of whole blocks, several per model
+  o.stage3_prefetch_bucket_size = 700;
+  o.stage3_param_persistence_threshold = 300;  // some MLP/GPT-2 blocks stay gathered
+  o.gradient_accumulation_steps = 2;
+  // eps 1e-6 rather than 1e-8: AdamW turns a gradient of rounding-noise size into an update of
+  // up to lr, so with a tiny eps the comparison would measure Adam's sensitivity to summation
+  // order (ranks vs rows), not the engine.
+  o.adamw = AdamWHyper{1e-2f, 0.9f, 0.95f, 1e-6f, 0.1f};
+  o.gradient_clipping = 1.0;
+  return o;
+}
+
+// Loads rows [first_row, first_row + rows) of the global micro-batch `micro` of step `step`.
+// The global batch is the same whoever loads it, so a rank's slice and a single process's whole
+// batch see the same samples.
+class GlobalBatches {
+ public:
+  GlobalBatches(ModelKind kind, const models::Model& model, int global_rows, int T)
+      : kind_(kind), model_(model), global_rows_(global_rows), T_(T) {}
+
+  void load(models::Activations& acts, int step, int micro, int first_row, int rows) const {
+    // Two global batches, alternating, so that ten steps visibly fit them.
+    const std::uint64_t seed = 1000u * static_cast<std::uint64_t>(step % 2) + static_cast<std::uint64_t>(micro);
+    if (kind_ == ModelKind::mlp) {
+      const auto& mlp = static_cast<const models::MLP&>(model_);
+      std::vector<float> features;
+      std::vector<std::int32_t> labels;
+      models::mlp_synthetic_batch(mlp.config(), seed, global_rows_ * T_, features, labels);
+      const int width = mlp.config().input_width;
+      std::vector<float> f(features.begin() + first_row * T_ * width, features.begin() + (first_row + rows) * T_ * width);
+      std::vector<std::int32_t> l(labels.begin() + first_row * T_, labels.begin() + (first_row + rows) * T_);
+      if (poison_ && step == poison_step_ && poison_rank_first_row_ == first_row) f.assign(f.size(), INFINITY);
+      acts.set_features(f, l);
+      return;
+    }
+    const int vocab = static_cast<const models::GPT2&>(model_).config().vocab_size;
+    std::mt19937 rng(static_cast<unsigned>(seed));
+    std::uniform_int_distribution<int> token(0, vocab - 1);
+    std::vector<std::int32_t> inputs, targets;
+    for (int row = 0; row < global_rows_; ++row) {
+      std::vector<std::int32_t> seq(T_ + 1);
+      for (auto& t : seq) t = token(rng);
+      if (row < first_row || row >= first_row + rows) continue;
+      inputs.insert(inputs.end(), seq.begin(), seq.end() - 1);
+      targets.insert(targets.end(), seq.begin() + 1, seq.end());
+    }
+    acts.set_tokens(inputs, targets);
+  }
+  // Makes the micro-batches of `step` loaded with first row `first_row` all inf (one rank's data).
+  void poison(int step, int first_row) {
+    poison_ = true;
+    poison_step_ = step;
+    poison_rank_first_row_ = first_row;
+  }
+
+ private:
+  ModelKind kind_;
+  const models::Model& model_;
+  int global_rows_, T_;
+  bool poison_ = false;
+  int poison_step_ = -1, poison_rank_first_row_ = -1;
+};
+
+struct RunResult {
+  std::vector<double> losses;
+  std::vector<StepStats> stats;
+  std::vector<float> params;
+};
+
+// Trains job on comm (each rank its slice of every global batch).
+RunResult run(const Job& job, Communicator& comm, int global_rows, MemoryTracker& tracker,
+              GlobalBatches* batches_override = nullptr) {
+  auto model = make_model(job.kind);
+  auto ctx = models::ComputeContext::cpu(1);
+  ZeroEngine engine(*model, *ctx, comm, job.options, job.B, job.T, tracker);
+  engine.init_parameters(7);
+  GlobalBatches own(job.kind, *model, global_rows, job.T);
+  const GlobalBatches& batches = batches_override ? *batches_override : own;
+  RunResult result;
+  for (int step = 0; step < job.steps; ++step) {
+    StepStats stats = engine.train_step(
+        [&](models::Activations& acts, int micro) { batches.load(acts, step, micro, comm.rank() * job.B, job.B); },
+        job.options.adamw.lr);
+    result.losses.push_back(stats.loss);
+    result.stats.push_back(stats);
+  }
+  result.params = engine.gather_full_params_f32();
+  return result;
+}
+
+class EngineTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    world_ = make_communicator(CommOptions{.name = "world"}, Device::cpu());
+    int rank = world_->rank();
+    solo_ = world_->split(rank, 0, "solo");  // a one-rank communicator: the single-process reference
+  }
+  // The single-process run of the same global batch: stage 0 on one rank with N times the micro batch.
+  RunResult reference(Job job) {
+    int N = world_->world_size();
+    int global_rows = job.B * N;
+    job.B = global_rows;
+    job.options.stage = 0;
+    MemoryTracker tracker;
+    return run(job, *solo_, global_rows, tracker);
+  }
+  std::unique_ptr<Communicator> world_, solo_;
+};
+
+void expect_close(const RunResult& got, const RunResult& want, const std::string& what) {
+  ASSERT_EQ(got.losses.size(), want.losses.size());
+  for (std::size_t s = 0; s < got.losses.size(); ++s)
+    EXPECT_NEAR(got.losses[s], want.losses[s], 2e-6 * std::abs(want.losses[s]) + 1e-7) << what << " step " << s;
+  ASSERT_EQ(got.params.size(), want.params.size()) << what;
+  double worst = 0.0;
+  std::size_t worst_at = 0, above = 0;
+  for (std::size_t i = 0; i < got.params.size(); ++i) {
+    double d = std::abs(got.params[i] - want.params[i]);
+    if (d > worst) worst = d, worst_at = i;
+    if (d > 2e-5) ++above;
+  }
+  if (std::getenv("ZT_TEST_VERBOSE")) std::fprintf(stderr, "%s: largest difference %.3g at %zu of %zu, %zu above 2e-5\n", what.c_str(), worst, worst_at, got.params.size(), above);
+  // fp32 with fp32 communication: only the summation order differs (ranks vs rows).
+  EXPECT_LT(worst, 2e-5) << what << ": largest parameter difference " << worst;
+}
+
+TEST_F(EngineTest, EveryStageMatchesTheSingleProcessRun) {
+  for (ModelKind kind : {ModelKind::mlp, ModelKind::gpt2}) {
+    Job job;
+    job.kind = kind;
+    job.T = kind == ModelKind::gpt2 ? 8 : 1;
+    job.options = base_options(0, true);
+    RunResult want = reference(job);
+    EXPECT_LT(want.losses.back(), want.losses.front()) << "the reference run does not learn";
+    for (int stage = 0; stage <= 3; ++stage) {
+      for (bool overlap : {true, false}) {
+        job.options = base_options(stage, overlap);
+        MemoryTracker tracker;
+        RunResult got = run(job, *world_, job.B * world_->world_size(), tracker);
+        expect_close(got, want,
+                     std::string(kind == ModelKind::mlp ? "mlp" : "gpt2") + " stage " + std::to_string(stage) +
+                         (overlap ? " overlap" : " no overlap"));
+      }
+    }
+  }
+}
+
+TEST_F(EngineTest, OverlapOnAndOffAreBitwiseIdentical) {
+  for (int stage = 0; stage <= 3; ++stage) {
+    Job job;
+    job.kind = ModelKind::gpt2;
+    job.T = 8;
+    job.steps = 4;
+    job.options = base_options(stage, true);
+    MemoryTracker t1, t2;
+    RunResult on = run(job, *world_, job.B * world_->world_size(), t1);
+    job.options.overlap_comm = false;
+    RunResult off = run(job, *world_, job.B * world_->world_size(), t2);
+    ASSERT_EQ(on.params.size(), off.params.size());
+    EXPECT_EQ(std::memcmp(on.params.data(), off.params.data(), on.params.size() * sizeof(float)), 0)
+        << "stage " << stage;
+    EXPECT_EQ(on.losses, off.losses) << "stage " << stage;
+  }
+}
+
+TEST_F(EngineTest, ModelStateBytesEqualThePlan) {
+  for (ModelKind kind : {ModelKind::mlp, ModelKind::gpt2}) {
+    for (int stage = 0; stage <= 3; ++stage) {
+      Job job;
+      job.kind = kind;
+      job.T = kind == ModelKind::gpt2 ? 8 : 1;
+      job.steps = 2;
+      job.options = base_options(stage, true);
+      auto model = make_model(kind);
+      MemoryPlan plan = plan_memory(*model, job.options, world_->world_size(), job.B, job.T, Device::cpu());
+      MemoryTracker tracker;
+      run(job, *world_, job.B * world_->world_size(), tracker);
+      // After the run the engine is gone; its peaks remain and must be exactly the plan.
+      std::string what = "stage " + std::to_string(stage);
+      EXPECT_EQ(tracker.stats(Space::host, MemCategory::params).peak, plan.params) << what;
+      EXPECT_EQ(tracker.stats(Space::host, MemCategory::grads).peak, plan.grads) << what;
+      EXPECT_EQ(tracker.stats(Space::host, MemCategory::optimizer).peak, plan.optimizer) << what;
+      EXPECT_EQ(tracker.stats(Space::host, MemCategory::buckets).peak, plan.buckets) << what;
+      EXPECT_EQ(tracker.stats(Space::host, MemCategory::activations).peak, plan.activations) << what;
+      std::int64_t gathered = tracker.stats(Space::host, MemCategory::gathered).peak;
+      if (stage == 3) {
+        EXPECT_GT(gathered, 0) << what;
+        EXPECT_LE(gathered, plan.gathered_bound) << what;
+      } else {
+        EXPECT_EQ(gathered, 0) << what;
+      }
+      EXPECT_EQ(tracker.total(Space::host).current, 0) << what << ": the engine leaked";
+    }
+  }
+}
+
+TEST_F(EngineTest, PartitionedStatesShrinkWithTheWorldSize) {
+  auto model = make_model(ModelKind::gpt2);
+  int N = world_->world_size();
+  ZeroOptions o = base_options(0, true);
+  MemoryPlan s0 = plan_memory(*model, o, N, 2, 8, Device::cpu());
+  o.stage = 3;
+  MemoryPlan s3 = plan_memory(*model, o, N, 2, 8, Device::cpu());
+  // Stage 3 keeps a 1/N shard of every model state (plus padding to a multiple of N per block).
+  std::int64_t psi = static_cast<std::int64_t>(model->param_count());
+  EXPECT_EQ(s0.model_states(), 4 * psi + 4 * psi + 4 * psi + 12 * psi);
+  EXPECT_LE(s3.model_states(), (4 + 4 + 12) * (psi + s3.padding_elements) / N);
+  EXPECT_GE(s3.model_states(), (4 + 4 + 12) * psi / N);
+}
+
+TEST_F(EngineTest, AnOverflowOnOneRankSkipsTheStepEverywhereAndLowersTheScale) {
+  int N = world_->world_size();
+  Job job;
+  job.kind = ModelKind::mlp;
+  job.steps = 6;
+  for (int stage : {0, 2, 3}) {
+    job.options = base_options(stage, true);
+    job.options.loss_scaling = true;
+    job.options.loss_scaler = LossScalerOptions{0.0, 8, 3, 1, 1.0};
+    auto model = make_model(job.kind);
+    GlobalBatches batches(job.kind, *model, job.B * N, job.T);
+    batches.poison(/*step=*/1, /*first_row of the last rank=*/(N - 1) * job.B);
+    MemoryTracker tracker;
+    RunResult r = run(job, *world_, job.B * N, tracker, &batches);
+    std::string what = "stage " + std::to_string(stage);
+    EXPECT_FALSE(r.stats[0].skipped) << what;
+    EXPECT_TRUE(r.stats[1].skipped) << what << ": every rank must skip the overflowing step";
+    EXPECT_EQ(r.stats[1].loss_scale, 256.0) << what;
+    EXPECT_EQ(r.stats[2].loss_scale, 128.0) << what << ": the overflow halves the scale (hysteresis 1)";
+    EXPECT_FALSE(r.stats[2].skipped) << what;
+    // stats[i].loss_scale is the scale step i ran with; the scale doubles after the 3rd clean
+    // step since the overflow (steps 2, 3, 4: the window), so step 5 runs at 256 again.
+    EXPECT_EQ(r.stats[4].loss_scale, 128.0) << what;
+    EXPECT_EQ(r.stats[5].loss_scale, 256.0) << what << ": a window of clean steps doubles the scale";
+  }
+}
+
+TEST_F(EngineTest, ASkippedStepLeavesParametersUnchanged) {
+  int N = world_->world_size();
+  Job job;
+  job.kind = ModelKind::mlp;
+  job.steps = 1;
+  job.options = base_options(2, true);
+  job.options.loss_scaling = true;
+  auto model = make_model(job.kind);
+  GlobalBatches batches(job.kind, *model, job.B * N, job.T);
+  batches.poison(0, 0);
+  MemoryTracker t1, t2;
+  RunResult skipped = run(job, *world_, job.B * N, t1, &batches);
+  job.steps = 0;
+  RunResult initial = run(job, *world_, job.B * N, t2);
+  EXPECT_TRUE(skipped.stats[0].skipped);
+  EXPECT_EQ(skipped.params, initial.params);
+}
+
+TEST_F(EngineTest, ReportsCommunicationAndItsExposedPart) {
+  Job job;
+  job.kind = ModelKind::gpt2;
+  job.T = 8;
+  job.steps = 2;
+  job.options = base_options(2, true);
+  MemoryTracker tracker;
+  RunResult r = run(job, *world_, job.B * world_->world_size(), tracker);
+  for (const StepStats& s : r.stats) {
+    EXPECT_GT(s.comm_ms, 0.0);
+    EXPECT_GE(s.exposed_comm_ms, 0.0);
+    EXPECT_GT(s.step_ms, 0.0);
+    EXPECT_GT(s.grad_norm, 0.0);
+  }
+}
+
+}  // namespace
+}  // namespace zt

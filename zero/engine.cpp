@@ -1,0 +1,399 @@
+#include "zero/engine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <stdexcept>
+
+#include "models/init.h"
+#include "models/model_state.h"
+#include "optim/grad_stats.h"
+#include "runtime/core/copy.h"
+#include "runtime/core/cpu_stream.h"
+#include "runtime/core/log.h"
+#include "zero/device_ops.h"
+#include "zero/memory_plan.h"
+#if ZT_HAVE_CUDA
+#include "runtime/core/cuda/cuda_stream.h"
+#endif
+
+namespace zt {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+bool is_embedding(const std::string& name) { return name == "wte" || name == "wpe"; }
+
+// Host values converted to dst's dtype and copied to dst's device, synchronously.
+void upload(Stream& stream, BufferView dst, const float* host, MemoryTracker& tracker) {
+  Buffer staging = Buffer::host(dst.dtype, dst.numel, MemCategory::workspace, Buffer::HostMemory::pageable, tracker);
+  convert_host(host, DType::f32, staging.data(), dst.dtype, dst.numel);
+  copy_async(dst, staging.view(), stream);
+  stream.synchronize();
+}
+
+std::vector<float> download_f32(Stream& stream, BufferView src, MemoryTracker& tracker) {
+  Buffer staging = Buffer::host(src.dtype, src.numel, MemCategory::workspace, Buffer::HostMemory::pageable, tracker);
+  copy_async(staging.view(), src, stream);
+  stream.synchronize();
+  std::vector<float> values(src.numel);
+  convert_host(staging.data(), src.dtype, values.data(), DType::f32, src.numel);
+  return values;
+}
+
+}  // namespace
+
+ZeroEngine::ZeroEngine(const models::Model& model, models::ComputeContext& ctx, Communicator& comm,
+                       const ZeroOptions& options, int micro_batch, int seq_len, MemoryTracker& tracker)
+    : model_(model),
+      ctx_(ctx),
+      comm_(comm),
+      options_(options),
+      tracker_(tracker),
+      plan_(make_partition_plan(model, options, comm.world_size())),
+      loss_scaler_(options.loss_scaler) {
+  if (options.stage < 0 || options.stage > 3) throw std::invalid_argument("ZeRO stage must be 0, 1, 2 or 3");
+  if (options.gradient_accumulation_steps < 1) throw std::invalid_argument("gradient accumulation steps must be >= 1");
+  if (ctx.dtype() != options.compute_dtype)
+    throw std::invalid_argument("the compute context's dtype differs from the engine's compute dtype");
+  const Device device = ctx.device();
+  const DType dtype = options.compute_dtype;
+  const std::size_t blocks = model.num_blocks();
+  for (std::size_t b = 0; b < blocks; ++b) {
+    tied_to_.push_back(model.block(b).tied_block());
+    if (tied_to_[b] && *tied_to_[b] >= b)
+      throw std::invalid_argument("a block may only be tied to an earlier block (its gradient completes later)");
+  }
+  if (options.stage < 3) {
+    for (std::size_t b = 0; b < blocks; ++b)
+      params_.emplace_back(device, dtype, plan_.block(b).padded_numel, MemCategory::params, tracker);
+  } else {
+    param_shard_ = Buffer(device, dtype, plan_.shard_numel(), MemCategory::params, tracker);
+  }
+  block_grads_.resize(blocks);
+  if (options.stage < 2)
+    for (std::size_t b = 0; b < blocks; ++b)
+      block_grads_[b] = Buffer(device, dtype, plan_.block(b).numel, MemCategory::grads, tracker);
+  grad_shard_ = Buffer(device, DType::f32, plan_.shard_numel(), MemCategory::grads, tracker);
+  master_ = Buffer(device, DType::f32, plan_.shard_numel(), MemCategory::optimizer, tracker);
+  exp_avg_ = Buffer(device, DType::f32, plan_.shard_numel(), MemCategory::optimizer, tracker);
+  exp_avg_sq_ = Buffer(device, DType::f32, plan_.shard_numel(), MemCategory::optimizer, tracker);
+  stats_ = Buffer(device, DType::f32, 2, MemCategory::workspace, tracker);
+  param_sync_.resize(blocks);
+  reducer_ = std::make_unique<GradientReducer>(plan_, tied_to_, comm, ctx.stream(), device, options.comm_dtype,
+                                               options.overlap_comm, tracker);
+  if (options.stage == 3) {
+    gatherer_ = std::make_unique<ParamGatherer>(plan_, comm, ctx.stream(), device, dtype,
+                                                options.stage3_prefetch_bucket_size,
+                                                options.stage3_param_persistence_threshold, tracker);
+    gatherer_->set_shard(param_shard_.view());
+  }
+  acts_ = std::make_unique<models::Activations>(model, micro_batch, seq_len, device, dtype, tracker);
+  build_update_segments();
+}
+
+ZeroEngine::~ZeroEngine() {
+  // Collectives still in flight write into buffers about to be freed: let them finish.
+  for (Work& work : param_sync_) {
+    try {
+      work.wait();
+    } catch (const std::exception& e) {
+      log::error("parameter all-gather failed while shutting down: {}", e.what());
+    }
+  }
+}
+
+void ZeroEngine::build_update_segments() {
+  const int rank = options_.stage == 0 ? 0 : comm_.rank();
+  for (std::size_t b = 0; b < model_.num_blocks(); ++b) {
+    const BlockPlacement& placement = plan_.block(b);
+    const std::size_t begin = static_cast<std::size_t>(rank) * placement.chunk_numel;
+    const std::size_t end = std::min(placement.numel, begin + placement.chunk_numel);
+    for (const models::ParamTensor& t : model_.block(b).layout().tensors()) {
+      std::size_t lo = std::max(begin, t.offset), hi = std::min(end, t.offset + t.numel);
+      if (lo >= hi) continue;
+      bool decay = t.decay ? (options_.decay_embeddings || !is_embedding(t.name)) : options_.decay_bias_and_norm;
+      UpdateSegment* last = segments_.empty() ? nullptr : &segments_.back();
+      if (last && last->block == b && last->decay == decay && last->block_offset + last->count == lo) {
+        last->count += hi - lo;
+      } else {
+        segments_.push_back({b, lo, placement.shard_offset + (lo - begin), hi - lo, decay});
+      }
+    }
+  }
+}
+
+void ZeroEngine::init_parameters(std::uint64_t seed) {
+  const int rank = options_.stage == 0 ? 0 : comm_.rank();
+  std::vector<float> master(plan_.shard_numel(), 0.0f);
+  for (std::size_t b = 0; b < model_.num_blocks(); ++b) {
+    const BlockPlacement& placement = plan_.block(b);
+    std::vector<float> values(placement.padded_numel, 0.0f);
+    models::init_block_params(model_.block(b).layout(), seed, b, values.data());
+    std::copy_n(values.begin() + static_cast<std::ptrdiff_t>(rank * placement.chunk_numel), placement.chunk_numel,
+                master.begin() + static_cast<std::ptrdiff_t>(placement.shard_offset));
+    if (options_.stage < 3) upload(ctx_.stream(), params_[b].view(), values.data(), tracker_);
+  }
+  upload(ctx_.stream(), master_.view(), master.data(), tracker_);
+  if (options_.stage == 3) {
+    upload(ctx_.stream(), param_shard_.view(), master.data(), tracker_);
+    gatherer_->invalidate();
+  }
+  zero_ops::fill_zero(ctx_.stream(), exp_avg_.view());
+  zero_ops::fill_zero(ctx_.stream(), exp_avg_sq_.view());
+  optimizer_steps_ = 0;
+}
+
+models::BlockParams ZeroEngine::block_params(std::size_t block, const std::vector<BufferView>& gathered) const {
+  auto own = [&](std::size_t b, std::size_t index) {
+    std::size_t numel = plan_.block(b).numel;
+    return options_.stage == 3 ? gathered.at(index).slice(0, numel) : params_[b].slice(0, numel);
+  };
+  models::BlockParams p;
+  p.params = own(block, 0);
+  if (tied_to_[block]) p.tied_params = own(*tied_to_[block], 1);
+  return p;
+}
+
+BufferView ZeroEngine::block_grad(std::size_t block) {
+  Buffer& grad = block_grads_.at(block);
+  if (grad.empty() && plan_.block(block).numel > 0) {
+    // Stages 2/3: a gradient lives from the block's (or its tied user's) backward until it is
+    // copied into its bucket; it is working memory, not a model state.
+    grad = Buffer(ctx_.device(), options_.compute_dtype, plan_.block(block).numel, MemCategory::workspace, tracker_);
+    zero_ops::fill_zero(ctx_.stream(), grad.view());
+  }
+  return grad.view();
+}
+
+void ZeroEngine::forward_pass(models::Activations& acts, double& exposed_ms, bool backward_follows) {
+  const std::size_t n = model_.num_blocks();
+  if (gatherer_) {
+    std::vector<std::vector<std::size_t>> steps;
+    auto uses = [&](std::size_t b) {
+      std::vector<std::size_t> blocks{b};
+      if (tied_to_[b]) blocks.push_back(*tied_to_[b]);
+      return blocks;
+    };
+    for (std::size_t b = 0; b < n; ++b) steps.push_back(uses(b));
+    if (backward_follows)
+      for (std::size_t b = n; b-- > 0;) steps.push_back(uses(b));
+    gatherer_->begin_pass(std::move(steps));
+  }
+  for (std::size_t b = 0; b < n; ++b) {
+    std::vector<BufferView> gathered;
+    if (gatherer_) {
+      gathered = gatherer_->enter(b, exposed_ms);
+    } else {
+      for (std::size_t needed : {b, tied_to_[b].value_or(b)}) {
+        auto start = Clock::now();
+        param_sync_[needed].wait(ctx_.stream());
+        exposed_ms += ms_since(start);
+      }
+    }
+    models::forward_block(ctx_, model_, b, block_params(b, gathered), acts);
+    if (gatherer_) gatherer_->leave(b);
+  }
+  if (gatherer_ && !backward_follows) gatherer_->end_pass();
+}
+
+double ZeroEngine::forward_backward(models::Activations& acts, bool boundary, double& exposed_ms) {
+  const std::size_t n = model_.num_blocks();
+  forward_pass(acts, exposed_ms, true);
+  double loss = acts.mean_loss();
+  const bool reduce_now = options_.stage >= 2 || boundary;
+  if (reduce_now) reducer_->begin(grad_shard_.view(), [this](std::size_t b) { return block_grad(b); });
+  const double scale = options_.loss_scaling ? loss_scaler_.scale() : 1.0;
+  const float dloss_multiplier = static_cast<float>(scale / options_.gradient_accumulation_steps);
+  for (std::size_t b = n; b-- > 0;) {
+    const std::size_t step = n + (n - 1 - b);
+    std::vector<BufferView> gathered;
+    if (gatherer_) gathered = gatherer_->enter(step, exposed_ms);
+    BufferView tied_grad = tied_to_[b] ? block_grad(*tied_to_[b]) : BufferView{};
+    models::backward_block(ctx_, model_, b, block_params(b, gathered), block_grad(b), tied_grad, acts,
+                           dloss_multiplier);
+    if (gatherer_) gatherer_->leave(step);
+    if (!reduce_now) continue;
+    for (std::size_t packed : reducer_->block_ready(b))
+      if (options_.stage >= 2) retired_.retire(std::move(block_grads_[packed]), ctx_.stream());
+  }
+  if (reduce_now) {
+    reducer_->finish();
+    exposed_ms += reducer_->exposed_ms();
+  }
+  if (gatherer_) gatherer_->end_pass();
+  return loss;
+}
+
+StepStats ZeroEngine::train_step(const LoadMicroBatch& load, double lr) {
+  const auto start = Clock::now();
+  StepStats stats;
+  double loss_sum = 0.0;
+  for (int micro = 0; micro < options_.gradient_accumulation_steps; ++micro) {
+    load(*acts_, micro);
+    loss_sum += forward_backward(*acts_, micro + 1 == options_.gradient_accumulation_steps, stats.exposed_comm_ms);
+  }
+  optimizer_step(lr, stats);
+  // The loss average over ranks rides on the same small buffer as the gradient statistics.
+  std::vector<float> mean_loss = {static_cast<float>(loss_sum / options_.gradient_accumulation_steps), 0.0f};
+  upload(ctx_.stream(), stats_.view(), mean_loss.data(), tracker_);
+  Work loss_work = comm_.all_reduce(stats_.view(), ReduceOp::avg, ctx_.stream());
+  loss_work.wait();
+  stats.loss = download_f32(ctx_.stream(), stats_.view(), tracker_)[0];
+  other_works_.push_back(loss_work);
+  stats.comm_ms = collective_ms(other_works_);
+  stats.step_ms = ms_since(start);
+  retired_.free_completed();
+  return stats;
+}
+
+void ZeroEngine::optimizer_step(double lr, StepStats& stats) {
+  Stream& stream = ctx_.stream();
+  // Local statistics of this rank's reduced gradient, then the global sum over the shards.
+  GradStats local = local_grad_stats();
+  double sum_of_squares = local.sum_of_squares;
+  bool non_finite = local.non_finite;
+  if (options_.stage > 0 && comm_.world_size() > 1) {
+    std::vector<float> pair = {static_cast<float>(local.sum_of_squares), local.non_finite ? 1.0f : 0.0f};
+    upload(stream, stats_.view(), pair.data(), tracker_);
+    Work work = comm_.all_reduce(stats_.view(), ReduceOp::sum, stream);
+    work.wait();
+    other_works_.push_back(work);
+    std::vector<float> global = download_f32(stream, stats_.view(), tracker_);
+    sum_of_squares = global[0];
+    non_finite = global[1] != 0.0f || !std::isfinite(global[0]);
+  }
+  const double scale = options_.loss_scaling ? loss_scaler_.scale() : 1.0;
+  stats.loss_scale = scale;
+  stats.grad_norm = std::sqrt(sum_of_squares) / scale;
+  stats.skipped = options_.loss_scaling ? loss_scaler_.update(non_finite) : non_finite;
+  if (!stats.skipped) {
+    ++optimizer_steps_;
+    const float multiplier = clip_coefficient(stats.grad_norm, options_.gradient_clipping) / static_cast<float>(scale);
+    for (const UpdateSegment& s : segments_) {
+      AdamWStep step;
+      step.master = master_.data_as<float>() + s.shard_offset;
+      step.exp_avg = exp_avg_.data_as<float>() + s.shard_offset;
+      step.exp_avg_sq = exp_avg_sq_.data_as<float>() + s.shard_offset;
+      step.grad = grad_shard_.data_as<float>() + s.shard_offset;
+      step.params_out = options_.stage < 3
+                            ? params_[s.block].slice(s.block_offset, s.count).data
+                            : param_shard_.slice(s.shard_offset, s.count).data;
+      step.params_dtype = options_.compute_dtype;
+      step.count = s.count;
+      step.step = optimizer_steps_;
+      step.grad_multiplier = multiplier;
+      step.hyper = options_.adamw;
+      step.hyper.lr = static_cast<float>(lr);
+      if (!s.decay) step.hyper.weight_decay = 0.0f;
+      if (ctx_.device().is_cpu()) {
+        adamw_step_host(step);
+      } else {
+#if ZT_HAVE_CUDA
+        adamw_step_cuda(step, dynamic_cast<CudaStream&>(stream).handle());
+#endif
+      }
+    }
+  }
+  zero_ops::fill_zero(stream, grad_shard_.view());
+  if (options_.stage < 2)
+    for (Buffer& grad : block_grads_) zero_ops::fill_zero(stream, grad.view());
+  if (!stats.skipped) sync_parameters();
+}
+
+void ZeroEngine::sync_parameters() {
+  if (options_.stage == 3) {
+    gatherer_->invalidate();
+    return;
+  }
+  if (options_.stage == 0) return;  // every rank updated every parameter
+  const std::size_t r = static_cast<std::size_t>(comm_.rank());
+  for (std::size_t b = 0; b < model_.num_blocks(); ++b) {
+    const BlockPlacement& placement = plan_.block(b);
+    BufferView mine = params_[b].slice(r * placement.chunk_numel, placement.chunk_numel);
+    param_sync_[b] = comm_.all_gather(mine, params_[b].view(), ctx_.stream());
+    other_works_.push_back(param_sync_[b]);
+  }
+}
+
+double ZeroEngine::eval_loss(const LoadMicroBatch& load) {
+  load(*acts_, 0);
+  double exposed_ms = 0.0;
+  forward_pass(*acts_, exposed_ms, false);
+  std::vector<float> loss = {acts_->mean_loss(), 0.0f};
+  upload(ctx_.stream(), stats_.view(), loss.data(), tracker_);
+  Work work = comm_.all_reduce(stats_.view(), ReduceOp::avg, ctx_.stream());
+  work.wait();
+  return download_f32(ctx_.stream(), stats_.view(), tracker_)[0];
+}
+
+std::vector<float> ZeroEngine::gather_full_params_f32() {
+  const int world = plan_.world_size();
+  std::vector<float> shards;
+  if (world == 1) {
+    shards = download_f32(ctx_.stream(), master_.view(), tracker_);
+  } else {
+    Buffer all(ctx_.device(), DType::f32, plan_.padded_total_numel(), MemCategory::workspace, tracker_);
+    comm_.all_gather(master_.view(), all.view(), ctx_.stream()).wait();
+    shards = download_f32(ctx_.stream(), all.view(), tracker_);
+  }
+  std::vector<float> full;
+  for (std::size_t b = 0; b < model_.num_blocks(); ++b) {
+    const BlockPlacement& placement = plan_.block(b);
+    std::size_t remaining = placement.numel;
+    for (int r = 0; r < world && remaining > 0; ++r) {
+      std::size_t take = std::min(remaining, placement.chunk_numel);
+      auto from = shards.begin() + static_cast<std::ptrdiff_t>(r * plan_.shard_numel() + placement.shard_offset);
+      full.insert(full.end(), from, from + static_cast<std::ptrdiff_t>(take));
+      remaining -= take;
+    }
+  }
+  return full;
+}
+
+GradStats ZeroEngine::local_grad_stats() {
+  if (ctx_.device().is_cpu()) return grad_stats_host(grad_shard_.data_as<float>(), grad_shard_.numel());
+#if ZT_HAVE_CUDA
+  // A double and an int accumulated on the device, then 16 bytes to the host.
+  Buffer accumulators(ctx_.device(), DType::f32, 4, MemCategory::workspace, tracker_);
+  auto* sum = static_cast<double*>(accumulators.data());
+  auto* flag = reinterpret_cast<int*>(sum + 1);
+  Stream& stream = ctx_.stream();
+  zero_ops::fill_zero(stream, accumulators.view());
+  grad_stats_cuda(grad_shard_.data_as<float>(), grad_shard_.numel(), sum, flag, dynamic_cast<CudaStream&>(stream).handle());
+  Buffer host = Buffer::host(DType::f32, 4, MemCategory::workspace, Buffer::HostMemory::pageable, tracker_);
+  copy_async(host.view(), accumulators.view(), stream);
+  stream.synchronize();
+  GradStats stats;
+  stats.sum_of_squares = *static_cast<const double*>(host.data());
+  stats.non_finite = reinterpret_cast<const int*>(static_cast<const double*>(host.data()) + 1)[0] != 0 ||
+                     !std::isfinite(stats.sum_of_squares);
+  return stats;
+#else
+  throw std::logic_error("CUDA gradient statistics in a build without CUDA");
+#endif
+}
+
+double ZeroEngine::collective_ms(std::vector<Work>& works) {
+  std::vector<Work> all = std::exchange(works, {});
+  for (Work& w : reducer_->take_completed_works()) all.push_back(std::move(w));
+  if (gatherer_)
+    for (Work& w : gatherer_->take_completed_works()) all.push_back(std::move(w));
+  double total = 0.0;
+  std::vector<Work> running;
+  for (Work& work : all) {
+    if (work.is_completed()) {
+      total += work.duration_ms();
+    } else {
+      running.push_back(std::move(work));  // counted in the step it completes in
+    }
+  }
+  works = std::move(running);
+  return total;
+}
+
+}  // namespace zt

@@ -1,0 +1,115 @@
+// The ZeRO training engine: one optimizer step of a model over data-parallel ranks.
+//
+// A step runs gradient_accumulation_steps micro-batches of forward and backward, then the
+// optimizer. Storage per rank, by stage (N ranks; shards and padding from partition.h):
+//
+//   stage  parameters (compute dtype)   gradients                        optimizer (fp32)
+//   0      every block                  every block + fp32 full grads    master, m, v of all
+//   1      every block                  every block + fp32 shard         master, m, v of shard
+//   2      every block                  fp32 shard                       master, m, v of shard
+//   3      shard (+ gathered blocks)    fp32 shard                       master, m, v of shard
+//
+// Stages 0/1 accumulate block gradients locally over micro-batches and reduce them once, during
+// the last micro-batch's backward (like no_sync). Stages 2/3 keep no full gradient: every
+// micro-batch's backward reduces its buckets into the fp32 shard, which accumulates (DeepSpeed
+// does the same; keeping full gradients across micro-batches would defeat the partitioning).
+//
+// After the optimizer step, stages 1/2 all-gather each block's updated parameters on the comm
+// stream; the next forward waits for a block's gather only when it reaches that block.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "models/activations.h"
+#include "models/model.h"
+#include "optim/grad_stats.h"
+#include "optim/loss_scaler.h"
+#include "zero/engine_options.h"
+#include "zero/gradient_reducer.h"
+#include "zero/param_gatherer.h"
+#include "zero/partition.h"
+#include "zero/retired_buffers.h"
+
+namespace zt {
+
+struct StepStats {
+  double loss = 0.0;           // mean over micro-batches and ranks
+  double grad_norm = 0.0;      // global L2 norm of the (unscaled, unclipped) gradient
+  double loss_scale = 1.0;
+  bool skipped = false;        // overflow (inf/NaN gradients): no update on any rank
+  double step_ms = 0.0;        // wall time of the whole step on this rank
+  double comm_ms = 0.0;        // summed duration of this step's collectives on the comm stream
+  double exposed_comm_ms = 0.0;  // time the compute side waited for communication
+};
+
+class ZeroEngine {
+ public:
+  // Loads micro-batch `micro` (0-based, within the step) into the activations.
+  using LoadMicroBatch = std::function<void(models::Activations&, int micro)>;
+
+  // micro_batch, seq_len: the (B, T) of every micro-batch.
+  ZeroEngine(const models::Model& model, models::ComputeContext& ctx, Communicator& comm, const ZeroOptions& options,
+             int micro_batch, int seq_len, MemoryTracker& tracker = MemoryTracker::process());
+  ~ZeroEngine();
+
+  // GPT-2 initialisation from seed, identical on every rank; each rank keeps what it owns.
+  void init_parameters(std::uint64_t seed);
+  StepStats train_step(const LoadMicroBatch& load, double lr);
+  // Mean loss of one forward pass (no gradients), averaged over ranks.
+  double eval_loss(const LoadMicroBatch& load);
+
+  // Collective: every parameter as fp32, block after block, from the ranks' master shards.
+  std::vector<float> gather_full_params_f32();
+  const PartitionPlan& plan() const { return plan_; }
+  std::int64_t optimizer_steps() const { return optimizer_steps_; }
+  const LossScaler& loss_scaler() const { return loss_scaler_; }
+
+ private:
+  struct UpdateSegment {  // a run of this rank's shard under one weight-decay setting
+    std::size_t block;
+    std::size_t block_offset;  // first element, in the block's flat parameter
+    std::size_t shard_offset;
+    std::size_t count;
+    bool decay;
+  };
+  void build_update_segments();
+  models::BlockParams block_params(std::size_t block, const std::vector<BufferView>& gathered) const;
+  double forward_backward(models::Activations& acts, bool boundary, double& exposed_ms);
+  void forward_pass(models::Activations& acts, double& exposed_ms, bool backward_follows);
+  void optimizer_step(double lr, StepStats& stats);
+  void sync_parameters();
+  BufferView block_grad(std::size_t block);
+  double collective_ms(std::vector<Work>& works);
+  GradStats local_grad_stats();
+
+  const models::Model& model_;
+  models::ComputeContext& ctx_;
+  Communicator& comm_;
+  ZeroOptions options_;
+  MemoryTracker& tracker_;
+  PartitionPlan plan_;
+  std::vector<std::optional<std::size_t>> tied_to_;
+  std::vector<UpdateSegment> segments_;
+
+  std::vector<Buffer> params_;         // stages 0-2: every block's padded flat parameter
+  Buffer param_shard_;                 // stage 3: this rank's shard in the compute dtype
+  std::vector<Buffer> block_grads_;    // stages 0/1: every block's gradient; 2/3: while in flight
+  Buffer grad_shard_;                  // f32 reduced gradients of this rank's shard
+  Buffer master_, exp_avg_, exp_avg_sq_;
+  Buffer stats_;                       // f32 [sum of squares, non-finite] for the global norm
+  std::vector<Work> param_sync_;       // stages 1/2: each block's pending all-gather
+  std::unique_ptr<GradientReducer> reducer_;
+  std::unique_ptr<ParamGatherer> gatherer_;
+  RetiredBuffers retired_;
+  std::unique_ptr<models::Activations> acts_;
+  LossScaler loss_scaler_;
+  std::int64_t optimizer_steps_ = 0;
+  std::vector<Work> other_works_;
+};
+
+}  // namespace zt

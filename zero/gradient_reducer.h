@@ -1,0 +1,78 @@
+// Gradient buckets: the backward hooks' side of ZeRO.
+//
+// After a block's backward, the engine calls block_ready(). When every block of a bucket is ready
+// (a block's gradient is complete once it and every block tied to it ran backward), the bucket
+// is packed — each block's gradient converted to the communication dtype and laid out rank-major
+// (partition.h) — and its reduction launched on the comm stream: an all-reduce (average) for
+// stage 0, a reduce-scatter (average) onto this rank's chunk otherwise. The reduced chunk is
+// then added into the fp32 gradient shard.
+//
+// overlap_comm on: each bucket's reduction is launched as soon as the bucket is full and runs
+// while backward goes on; two bucket buffers alternate, so a third bucket waits for the first.
+// overlap_comm off: the same reductions, in the same order on the same buffers, but the compute
+// stream waits for each one before backward continues. Both add the same values in the same
+// order into the shard, so the results are bitwise identical; only the step time differs.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "runtime/core/buffer.h"
+#include "zero/partition.h"
+
+namespace zt {
+
+class GradientReducer {
+ public:
+  // tied_to[b]: the block whose parameters block b also uses (its gradient feeds that block's).
+  GradientReducer(const PartitionPlan& plan, std::vector<std::optional<std::size_t>> tied_to, Communicator& comm,
+                  Stream& compute, Device device, DType comm_dtype, bool overlap, MemoryTracker& tracker);
+
+  // Starts a backward pass whose gradients are reduced into grad_shard (f32, shard_numel);
+  // block_grad(b) is block b's gradient (compute dtype, b's numel elements).
+  void begin(BufferView grad_shard, std::function<BufferView(std::size_t)> block_grad);
+  // Block b ran backward. Returns the blocks whose gradients were complete and have now been
+  // copied into a bucket (their buffers may be reused once the compute stream passes this point).
+  std::vector<std::size_t> block_ready(std::size_t block);
+  // Waits for every reduction of this pass and folds it into the shard.
+  void finish();
+
+  // Time the compute side spent blocked on reductions (exposed communication), this pass.
+  double exposed_ms() const { return exposed_ms_; }
+  std::vector<Work> take_completed_works() { return std::exchange(works_, {}); }
+
+ private:
+  struct Slot {
+    Buffer buffer;
+    std::optional<std::size_t> bucket;  // the bucket whose reduction uses it
+    Work work;
+  };
+  void pack(std::size_t block);
+  void launch(std::size_t bucket);
+  Slot& acquire_slot(std::size_t bucket);
+  void drain(Slot& slot);  // waits for the slot's reduction and adds its output into the shard
+
+  const PartitionPlan& plan_;
+  Communicator& comm_;
+  Stream& compute_;
+  DType comm_dtype_;
+  bool overlap_;
+  bool all_reduce_;  // stage 0: the plan is for one "rank", every rank reduces everything
+  std::vector<std::optional<std::size_t>> tied_to_;
+  std::vector<std::size_t> contributors_;  // per block: itself + the blocks tied to it
+  std::vector<std::size_t> pending_;       // per block: contributors that have not run backward
+  std::function<BufferView(std::size_t)> block_grad_;
+  std::vector<std::size_t> unpacked_;      // per bucket: blocks not packed yet
+  std::vector<std::optional<std::size_t>> slot_of_bucket_;
+  std::vector<Slot> slots_;
+  std::size_t next_slot_ = 0;
+  BufferView grad_shard_;
+  double exposed_ms_ = 0.0;
+  std::vector<Work> works_;
+};
+
+}  // namespace zt

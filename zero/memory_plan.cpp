@@ -1,0 +1,73 @@
+#include "zero/memory_plan.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "models/activations.h"
+#include "runtime/core/memory.h"
+
+namespace zt {
+
+PartitionPlan make_partition_plan(const models::Model& model, const ZeroOptions& options, int world_size) {
+  std::vector<std::size_t> numels;
+  for (std::size_t b = 0; b < model.num_blocks(); ++b) numels.push_back(model.block(b).param_count());
+  return PartitionPlan(numels, options.stage == 0 ? 1 : world_size, options.reduce_bucket_size);
+}
+
+MemoryPlan plan_memory(const models::Model& model, const ZeroOptions& options, int world_size, int micro_batch,
+                       int seq_len, Device device) {
+  const PartitionPlan plan = make_partition_plan(model, options, world_size);
+  const auto c = static_cast<std::int64_t>(dtype_size(options.compute_dtype));
+  const auto shard = static_cast<std::int64_t>(plan.shard_numel());
+  const auto padded_total = static_cast<std::int64_t>(plan.padded_total_numel());
+  const auto total = static_cast<std::int64_t>(plan.total_numel());
+  MemoryPlan m;
+  m.params = options.stage < 3 ? c * padded_total : c * shard;
+  m.grads = 4 * shard + (options.stage < 2 ? c * total : 0);
+  m.optimizer = 3 * 4 * shard;
+  const auto slots = static_cast<std::int64_t>(std::min<std::size_t>(2, plan.buckets().size()));
+  m.buckets = slots * static_cast<std::int64_t>(plan.largest_bucket_numel() * dtype_size(options.comm_dtype));
+  m.activations =
+      static_cast<std::int64_t>(models::Activations::bytes_needed(model, micro_batch, seq_len, device, options.compute_dtype));
+  m.padding_elements = padded_total - total;
+  if (options.stage == 3) {
+    // In use now (a block and its tied block), plus prefetched blocks within the budget (the
+    // first prefetch may exceed it by one block), plus persistent blocks.
+    std::size_t largest = 0, largest_pair = 0, persistent = 0;
+    for (std::size_t b = 0; b < model.num_blocks(); ++b) {
+      std::size_t numel = plan.block(b).padded_numel;
+      largest = std::max(largest, numel);
+      std::size_t pair = numel;
+      if (auto tied = model.block(b).tied_block()) pair += plan.block(*tied).padded_numel;
+      largest_pair = std::max(largest_pair, pair);
+      if (plan.block(b).numel <= options.stage3_param_persistence_threshold) persistent += numel;
+    }
+    std::size_t ahead = options.stage3_prefetch_bucket_size == 0 ? 0 : options.stage3_prefetch_bucket_size + largest;
+    m.gathered_bound = c * static_cast<std::int64_t>(largest_pair + ahead + persistent);
+  }
+  return m;
+}
+
+std::string format_memory_plans(const models::Model& model, const ZeroOptions& options, int world_size,
+                                int micro_batch, int seq_len, Device device) {
+  std::string out = fmt::format(
+      "Per-rank memory of {} ({} parameters) on {} rank(s), micro batch {} x {}, compute {}, communication {}\n\n",
+      model.name(), model.param_count(), world_size, micro_batch, seq_len, dtype_name(options.compute_dtype),
+      dtype_name(options.comm_dtype));
+  out += fmt::format("{:>5}  {:>12}  {:>12}  {:>12}  {:>12}  {:>12}  {:>12}  {:>12}  {:>9}\n", "stage", "params",
+                     "grads", "optimizer", "model state", "buckets", "activations", "gathered<=", "padding");
+  for (int stage = 0; stage <= 3; ++stage) {
+    ZeroOptions o = options;
+    o.stage = stage;
+    MemoryPlan m = plan_memory(model, o, world_size, micro_batch, seq_len, device);
+    out += fmt::format("{:>5}  {:>12}  {:>12}  {:>12}  {:>12}  {:>12}  {:>12}  {:>12}  {:>9}\n", stage,
+                       format_bytes(m.params), format_bytes(m.grads), format_bytes(m.optimizer),
+                       format_bytes(m.model_states()), format_bytes(m.buckets), format_bytes(m.activations),
+                       stage == 3 ? format_bytes(m.gathered_bound) : "-", m.padding_elements);
+  }
+  return out;
+}
+
+}  // namespace zt

@@ -1,0 +1,37 @@
+// What the ZeRO engine will allocate per rank, computed without allocating: the numbers of
+// `zerotrain plan`, and what the engine's tracked memory must equal (model states and buckets
+// exactly; gathered parameters as an upper bound).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "models/model.h"
+#include "zero/engine_options.h"
+#include "zero/partition.h"
+
+namespace zt {
+
+// The partition the engine uses: stage 0 partitions nothing (a plan for one rank).
+PartitionPlan make_partition_plan(const models::Model& model, const ZeroOptions& options, int world_size);
+
+struct MemoryPlan {
+  std::int64_t params = 0;       // compute-dtype parameters (stage 3: the shard)
+  std::int64_t grads = 0;        // block gradients (stages 0/1) + the fp32 gradient shard
+  std::int64_t optimizer = 0;    // fp32 master, exp_avg, exp_avg_sq of the shard
+  std::int64_t buckets = 0;      // the alternating gradient bucket buffers
+  std::int64_t activations = 0;  // one micro-batch's activations
+  std::int64_t gathered_bound = 0;  // stage 3: most bytes of gathered parameters at any moment
+  std::int64_t padding_elements = 0;  // parameters added to make blocks divide by the world size
+  std::int64_t model_states() const { return params + grads + optimizer; }
+};
+
+MemoryPlan plan_memory(const models::Model& model, const ZeroOptions& options, int world_size, int micro_batch,
+                       int seq_len, Device device);
+
+// A table of the plan for stages 0-3 (the rest of the options as given), like DeepSpeed's
+// memory estimator.
+std::string format_memory_plans(const models::Model& model, const ZeroOptions& options, int world_size,
+                                int micro_batch, int seq_len, Device device);
+
+}  // namespace zt

@@ -1,0 +1,96 @@
+#include "zero/param_gatherer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <utility>
+
+namespace zt {
+
+ParamGatherer::ParamGatherer(const PartitionPlan& plan, Communicator& comm, Stream& compute, Device device, DType dtype,
+                             std::size_t prefetch_numel, std::size_t persistence_threshold, MemoryTracker& tracker)
+    : plan_(plan),
+      comm_(comm),
+      compute_(compute),
+      device_(device),
+      dtype_(dtype),
+      prefetch_numel_(prefetch_numel),
+      persistence_threshold_(persistence_threshold),
+      tracker_(tracker) {}
+
+bool ParamGatherer::persistent(std::size_t block) const { return plan_.block(block).numel <= persistence_threshold_; }
+
+void ParamGatherer::launch(std::size_t block) {
+  if (gathered_.contains(block)) return;
+  retired_.free_completed();
+  const BlockPlacement& placement = plan_.block(block);
+  Gathered g{Buffer(device_, dtype_, placement.padded_numel, MemCategory::gathered, tracker_), Work()};
+  g.work = comm_.all_gather(shard_.slice(placement.shard_offset, placement.chunk_numel), g.buffer.view(), compute_);
+  works_.push_back(g.work);
+  gathered_.emplace(block, std::move(g));
+}
+
+void ParamGatherer::begin_pass(std::vector<std::vector<std::size_t>> steps) { steps_ = std::move(steps); }
+
+std::vector<BufferView> ParamGatherer::enter(std::size_t step, double& exposed_ms) {
+  for (std::size_t block : steps_.at(step)) launch(block);
+  prefetch_after(step);
+  std::vector<BufferView> views;
+  for (std::size_t block : steps_[step]) {
+    Gathered& g = gathered_.at(block);
+    auto start = std::chrono::steady_clock::now();
+    g.work.wait(compute_);
+    exposed_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    views.push_back(g.buffer.view());
+  }
+  return views;
+}
+
+void ParamGatherer::prefetch_after(std::size_t step) {
+  if (prefetch_numel_ == 0) return;
+  std::size_t ahead = 0;  // elements gathered (or gathering) for later steps, not for this one
+  const std::vector<std::size_t>& current = steps_[step];
+  auto needed_now = [&](std::size_t block) { return std::find(current.begin(), current.end(), block) != current.end(); };
+  for (const auto& [block, g] : gathered_)
+    if (!needed_now(block) && !persistent(block)) ahead += plan_.block(block).padded_numel;
+  for (std::size_t next = step + 1; next < steps_.size(); ++next) {
+    for (std::size_t block : steps_[next]) {
+      if (gathered_.contains(block)) continue;
+      std::size_t numel = plan_.block(block).padded_numel;
+      if (ahead > 0 && ahead + numel > prefetch_numel_) return;
+      launch(block);
+      if (!persistent(block)) ahead += numel;
+    }
+  }
+}
+
+void ParamGatherer::leave(std::size_t step) {
+  const std::vector<std::size_t>* next = step + 1 < steps_.size() ? &steps_[step + 1] : nullptr;
+  for (std::size_t block : steps_.at(step)) {
+    if (persistent(block)) continue;
+    if (next && std::find(next->begin(), next->end(), block) != next->end()) continue;
+    auto it = gathered_.find(block);
+    if (it == gathered_.end()) continue;
+    retired_.retire(std::move(it->second.buffer), compute_);
+    gathered_.erase(it);
+  }
+}
+
+void ParamGatherer::end_pass() {
+  for (auto it = gathered_.begin(); it != gathered_.end();) {
+    if (persistent(it->first)) {
+      ++it;
+      continue;
+    }
+    retired_.retire(std::move(it->second.buffer), compute_);
+    it = gathered_.erase(it);
+  }
+}
+
+void ParamGatherer::invalidate() {
+  for (auto& [block, g] : gathered_) retired_.retire(std::move(g.buffer), compute_);
+  gathered_.clear();
+}
+
+std::vector<Work> ParamGatherer::take_completed_works() { return std::exchange(works_, {}); }
+
+}  // namespace zt

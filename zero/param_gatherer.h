@@ -1,0 +1,68 @@
+// ZeRO-3 parameter gathering: all-gathers each block's flat parameter from the ranks' shards on
+// the comm stream ahead of use, and frees it after use.
+//
+// A pass (a forward, or a backward) is a known sequence of steps, each needing one or more blocks
+// (a block and the block it is tied to). Entering a step makes the compute stream wait for that
+// step's gathers (launching any not yet in flight), then launches gathers for the following steps
+// while the blocks gathered ahead of use stay within the prefetch budget (in elements; at least
+// the next block when the budget is non-zero, none when it is zero). Leaving a step frees its
+// blocks unless the next step needs them too, or they are persistent (no more elements than the
+// persistence threshold: gathered once per optimizer step and kept, like DeepSpeed's
+// stage3_param_persistence_threshold).
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "runtime/core/buffer.h"
+#include "zero/partition.h"
+#include "zero/retired_buffers.h"
+
+namespace zt {
+
+class ParamGatherer {
+ public:
+  ParamGatherer(const PartitionPlan& plan, Communicator& comm, Stream& compute, Device device, DType dtype,
+                std::size_t prefetch_numel, std::size_t persistence_threshold, MemoryTracker& tracker);
+
+  // The rank's shard of the compute-dtype parameters (in shard order) that gathers read from.
+  void set_shard(BufferView shard) { shard_ = shard; }
+  void begin_pass(std::vector<std::vector<std::size_t>> steps);
+  // Returns the gathered flat parameter (padded) of each block of step i, in the step's order.
+  // exposed_ms grows by the time the host was blocked waiting for a gather.
+  std::vector<BufferView> enter(std::size_t step, double& exposed_ms);
+  void leave(std::size_t step);
+  // Frees every gathered block that is not persistent (end of a pass).
+  void end_pass();
+  // The shard changed (an optimizer step): persistent blocks must be gathered again.
+  void invalidate();
+  // Collectives completed this pass, for the comm time report.
+  std::vector<Work> take_completed_works();
+
+ private:
+  struct Gathered {
+    Buffer buffer;
+    Work work;
+  };
+  void launch(std::size_t block);
+  void prefetch_after(std::size_t step);
+  bool persistent(std::size_t block) const;
+
+  const PartitionPlan& plan_;
+  Communicator& comm_;
+  Stream& compute_;
+  Device device_;
+  DType dtype_;
+  std::size_t prefetch_numel_;
+  std::size_t persistence_threshold_;
+  MemoryTracker& tracker_;
+  BufferView shard_;
+  std::vector<std::vector<std::size_t>> steps_;
+  std::map<std::size_t, Gathered> gathered_;
+  RetiredBuffers retired_;  // gathered blocks the compute stream may still be reading
+  std::vector<Work> works_;
+};
+
+}  // namespace zt
