@@ -8,12 +8,12 @@
 # work is redone only when it changes.
 #
 # Usage: scripts/prepare-default-data.sh [--tokenizer gpt2 --vocab vocab.json --merges merges.txt]
-# Environment: ZEROTRAIN (the binary; default build/runtime/cli/zerotrain),
+# Environment: ZEROTRAIN (the binary; default build/zerotrain),
 #              ZT_DATA_DIR (output; default data/fortunes), ZT_FORTUNES_DIR, ZT_VAL_FRACTION (0.1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-zerotrain=${ZEROTRAIN:-build/runtime/cli/zerotrain}
+zerotrain=${ZEROTRAIN:-build/zerotrain}
 out=${ZT_DATA_DIR:-data/fortunes}
 fortunes_dir=${ZT_FORTUNES_DIR:-/usr/share/games/fortunes}
 val_fraction=${ZT_VAL_FRACTION:-0.1}

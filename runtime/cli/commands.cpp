@@ -7,12 +7,16 @@
 
 namespace zt::cli {
 
+Command train_command();
+Command plan_command();
 Command config_command();
 Command prepare_data_command();
 Command bench_comm_command();
 
 std::span<const Command> all_commands() {
   static const std::vector<Command> commands = {
+      train_command(),
+      plan_command(),
       config_command(),
       prepare_data_command(),
       bench_comm_command(),

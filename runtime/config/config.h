@@ -120,10 +120,10 @@ struct LoggingConfig {
   bool operator==(const LoggingConfig&) const = default;
 };
 
-enum class CommBackend { auto_select, mpi, nccl };  // "auto", "mpi", "nccl"
+enum class CommBackendChoice { auto_select, mpi, nccl };  // "auto", "mpi", "nccl"
 
 struct CommConfig {
-  CommBackend backend = CommBackend::auto_select;
+  CommBackendChoice backend = CommBackendChoice::auto_select;
   double timeout_s = 0;
   bool debug_check = false;
   bool operator==(const CommConfig&) const = default;
@@ -169,6 +169,6 @@ std::string_view choice_name(ModelType value);
 std::string_view choice_name(ModelPreset value);
 std::string_view choice_name(SchedulerType value);
 std::string_view choice_name(CommDataType value);
-std::string_view choice_name(CommBackend value);
+std::string_view choice_name(CommBackendChoice value);
 
 }  // namespace zt

@@ -303,8 +303,8 @@ std::vector<ConfigKey> make_keys() {
               "Print progress lines on every rank, not only on rank 0."));
 
   // comm
-  add(choice("comm.backend", field(&Config::comm, &CommConfig::backend), CommBackend::auto_select,
-             {{"auto", CommBackend::auto_select}, {"mpi", CommBackend::mpi}, {"nccl", CommBackend::nccl}},
+  add(choice("comm.backend", field(&Config::comm, &CommConfig::backend), CommBackendChoice::auto_select,
+             {{"auto", CommBackendChoice::auto_select}, {"mpi", CommBackendChoice::mpi}, {"nccl", CommBackendChoice::nccl}},
              "`mpi`: CPU buffers (GPU buffers staged through the host); `nccl`: GPU buffers; `auto`: nccl on "
              "CUDA devices, else mpi."));
   add(number("comm.timeout_s", field(&Config::comm, &CommConfig::timeout_s), 300.0, greater_than(0),
@@ -365,7 +365,7 @@ std::vector<ConsistencyRule> make_rules() {
       {"`comm.backend: nccl` needs a GPU device (`train.device` is not `cpu`).",
        {"comm.backend", "train.device"},
        [](const Config& c) -> std::optional<std::string> {
-         if (c.comm.backend != CommBackend::nccl || c.train.device != "cpu") return std::nullopt;
+         if (c.comm.backend != CommBackendChoice::nccl || c.train.device != "cpu") return std::nullopt;
          return std::string("comm.backend = nccl needs GPU buffers but train.device = cpu (use mpi or auto)");
        }},
   };
@@ -421,6 +421,6 @@ std::string_view choice_name(ModelType value) { return choice_name_of("model.typ
 std::string_view choice_name(ModelPreset value) { return choice_name_of("model.preset", value); }
 std::string_view choice_name(SchedulerType value) { return choice_name_of("scheduler.type", value); }
 std::string_view choice_name(CommDataType value) { return choice_name_of("zero_optimization.communication_data_type", value); }
-std::string_view choice_name(CommBackend value) { return choice_name_of("comm.backend", value); }
+std::string_view choice_name(CommBackendChoice value) { return choice_name_of("comm.backend", value); }
 
 }  // namespace zt

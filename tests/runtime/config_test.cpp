@@ -106,7 +106,7 @@ TEST(ConfigDefaults, AreTheSchemaDefaultsWithTheTinyPreset) {
   EXPECT_EQ(config.logging.level, log::Level::info);
   EXPECT_EQ(config.logging.run_dir, "runs/default");
   EXPECT_FALSE(config.logging.all_ranks);
-  EXPECT_EQ(config.comm.backend, CommBackend::auto_select);
+  EXPECT_EQ(config.comm.backend, CommBackendChoice::auto_select);
   EXPECT_DOUBLE_EQ(config.comm.timeout_s, 300.0);
   EXPECT_FALSE(config.comm.debug_check);
 }
@@ -183,7 +183,7 @@ comm:
   EXPECT_EQ(config.zero_optimization.communication_data_type, CommDataType::compute);
   EXPECT_EQ(config.checkpoint.resume, "runs/x/checkpoints/step_000100");
   EXPECT_EQ(config.logging.level, log::Level::debug);
-  EXPECT_EQ(config.comm.backend, CommBackend::nccl);
+  EXPECT_EQ(config.comm.backend, CommBackendChoice::nccl);
   EXPECT_DOUBLE_EQ(config.comm.timeout_s, 12.5);
 }
 
@@ -254,7 +254,7 @@ TEST(ConfigPreset, NoneKeepsTheTableDefaults) {
   EXPECT_EQ(config.model.n_embd, 96);
   EXPECT_EQ(choice_name(config.model.preset), "none");
   EXPECT_EQ(choice_name(ModelPreset::gpt2_124m), "gpt2-124m");
-  EXPECT_EQ(choice_name(CommBackend::auto_select), "auto");
+  EXPECT_EQ(choice_name(CommBackendChoice::auto_select), "auto");
 }
 
 // ---- Unknown keys ----

@@ -1,0 +1,60 @@
+// `zerotrain train`: runs a training job on every rank that mpirun/srun started (or alone).
+#include <mpi.h>
+
+#include <cstdio>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "comm/mpi_bootstrap.h"
+#include "runtime/cli/command.h"
+#include "runtime/config/config.h"
+#include "runtime/core/log.h"
+#include "runtime/train/trainer.h"
+
+namespace zt::cli {
+namespace {
+
+void declare_options(po::options_description& options) {
+  options.add_options()
+      ("config,c", po::value<std::string>()->value_name("FILE")->required(), "experiment config (YAML)")
+      ("set", po::value<std::vector<std::string>>()->value_name("KEY=VALUE")->composing(),
+       "override one config key, e.g. --set train.steps=50; repeatable");
+}
+
+int run(const po::variables_map& options, std::ostream&) {
+  std::vector<std::string> overrides;
+  if (options.count("set")) overrides = options["set"].as<std::vector<std::string>>();
+  // Every rank reads and checks the config before MPI starts, so a mistake in it is reported the
+  // same way (and once per rank at worst) without any rank waiting on another.
+  Config config = load_config(options["config"].as<std::string>(), overrides);
+  MpiSession mpi(nullptr, nullptr);
+  int world = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  try {
+    Trainer(config).run();
+  } catch (const std::exception& e) {
+    if (world == 1) throw;
+    // Other ranks may be inside a collective this rank will never join: end the whole job now
+    // rather than leave them to the comm timeout.
+    log::error("{}", e.what());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command train_command() {
+  return {
+      .name = "train",
+      .summary = "Train a model from a YAML experiment config (one process per GPU or CPU rank)",
+      .usage = "zerotrain train --config FILE [--set KEY=VALUE]...\n"
+               "       mpirun -np N zerotrain train --config FILE",
+      .declare_options = declare_options,
+      .run = run,
+  };
+}
+
+}  // namespace zt::cli

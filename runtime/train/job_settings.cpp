@@ -1,0 +1,108 @@
+#include "runtime/train/job_settings.h"
+
+#include <fmt/format.h>
+
+#include "models/gpt2.h"
+#include "models/mlp.h"
+#include "runtime/core/error.h"
+
+namespace zt {
+
+std::unique_ptr<models::Model> build_model(const ModelConfig& config) {
+  if (config.type == ModelType::mlp) {
+    models::MLPConfig mlp;
+    mlp.input_width = 32;
+    mlp.hidden_width = static_cast<int>(config.mlp_hidden);
+    mlp.n_hidden = static_cast<int>(config.mlp_layers);
+    mlp.n_classes = 8;
+    return std::make_unique<models::MLP>(mlp);
+  }
+  models::GPT2Config gpt2;
+  gpt2.n_layer = static_cast<int>(config.n_layer);
+  gpt2.n_head = static_cast<int>(config.n_head);
+  gpt2.n_embd = static_cast<int>(config.n_embd);
+  gpt2.vocab_size = static_cast<int>(config.vocab_size);
+  // Padding the vocabulary to a multiple of 64 keeps the GPU LM-head product aligned; the small
+  // byte-level vocabularies are left as they are.
+  gpt2.padded_vocab_size = config.vocab_size > 1024 ? static_cast<int>((config.vocab_size + 63) / 64 * 64)
+                                                    : static_cast<int>(config.vocab_size);
+  gpt2.block_size = static_cast<int>(config.block_size);
+  return std::make_unique<models::GPT2>(gpt2);
+}
+
+namespace {
+DType comm_dtype(const Config& config) {
+  switch (config.zero_optimization.communication_data_type) {
+    case CommDataType::fp32: return DType::f32;
+    case CommDataType::bf16: return DType::bf16;
+    case CommDataType::fp16: return DType::f16;
+    case CommDataType::compute: return config.precision.dtype;
+  }
+  return DType::f32;
+}
+}  // namespace
+
+ZeroOptions zero_options(const Config& config) {
+  const ZeroConfig& z = config.zero_optimization;
+  ZeroOptions o;
+  o.stage = static_cast<int>(z.stage);
+  o.overlap_comm = z.overlap_comm;
+  o.reduce_bucket_size = static_cast<std::size_t>(z.reduce_bucket_size);
+  o.stage3_prefetch_bucket_size = static_cast<std::size_t>(z.stage3_prefetch_bucket_size);
+  o.stage3_param_persistence_threshold = static_cast<std::size_t>(z.stage3_param_persistence_threshold);
+  o.compute_dtype = config.precision.dtype;
+  o.comm_dtype = comm_dtype(config);
+  o.gradient_accumulation_steps = static_cast<int>(config.train.gradient_accumulation_steps);
+  o.adamw = AdamWHyper{static_cast<float>(config.optimizer.lr), static_cast<float>(config.optimizer.betas[0]),
+                       static_cast<float>(config.optimizer.betas[1]), static_cast<float>(config.optimizer.eps),
+                       static_cast<float>(config.optimizer.weight_decay)};
+  o.decay_embeddings = !config.optimizer.no_decay_embeddings;
+  o.decay_bias_and_norm = !config.optimizer.no_decay_bias_and_norm;
+  o.gradient_clipping = config.train.gradient_clipping;
+  o.loss_scaling = config.precision.dtype == DType::f16;
+  o.loss_scaler = LossScalerOptions{config.precision.loss_scale, static_cast<int>(config.precision.initial_scale_power),
+                                    config.precision.loss_scale_window, static_cast<int>(config.precision.hysteresis),
+                                    config.precision.min_loss_scale};
+  return o;
+}
+
+CommBackend comm_backend(const Config& config) {
+  switch (config.comm.backend) {
+    case CommBackendChoice::auto_select: return CommBackend::auto_select;
+    case CommBackendChoice::mpi: return CommBackend::mpi;
+    case CommBackendChoice::nccl: return CommBackend::nccl;
+  }
+  return CommBackend::auto_select;
+}
+
+LrSchedule lr_schedule(const Config& config) {
+  LrSchedule s;
+  switch (config.scheduler.type) {
+    case SchedulerType::constant: s.kind = LrSchedule::Kind::constant; break;
+    case SchedulerType::warmup_cosine: s.kind = LrSchedule::Kind::warmup_cosine; break;
+    case SchedulerType::warmup_linear: s.kind = LrSchedule::Kind::warmup_linear; break;
+  }
+  s.lr = config.optimizer.lr;
+  s.min_lr = config.scheduler.min_lr;
+  s.warmup_steps = config.scheduler.warmup_steps;
+  s.total_steps = config.train.steps;
+  return s;
+}
+
+Device resolve_device(const Config& config, int local_rank) {
+  Device device = Device::cpu();
+  if (config.train.device == "auto") {
+    int gpus = cuda_device_count();
+    if (gpus > 0) device = Device::cuda(local_rank % gpus);
+  } else {
+    device = Device::parse(config.train.device);
+  }
+  require_available(device);
+  if (device.is_cpu() && config.precision.dtype != DType::f32)
+    throw UserError(fmt::format("precision.dtype {} needs a CUDA device: the CPU path computes in fp32 "
+                                "(set precision.dtype: fp32, or train.device: cuda)",
+                                dtype_name(config.precision.dtype)));
+  return device;
+}
+
+}  // namespace zt

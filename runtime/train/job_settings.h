@@ -1,0 +1,25 @@
+// The YAML config turned into what the model, the engine and the schedule take. Every setting the
+// trainer hands down passes through here, so the mapping from DeepSpeed-style keys to zerotrain's
+// own structs is in one place.
+#pragma once
+
+#include <memory>
+
+#include "comm/comm_options.h"
+#include "models/model.h"
+#include "optim/lr_schedule.h"
+#include "runtime/config/config.h"
+#include "runtime/core/device.h"
+#include "zero/engine_options.h"
+
+namespace zt {
+
+std::unique_ptr<models::Model> build_model(const ModelConfig& config);
+ZeroOptions zero_options(const Config& config);
+LrSchedule lr_schedule(const Config& config);
+CommBackend comm_backend(const Config& config);
+// train.device resolved for this rank: auto is cuda:(local_rank mod GPUs) when a GPU is visible,
+// else cpu. Throws zt::UserError when the device is unusable, or the precision needs a GPU.
+Device resolve_device(const Config& config, int local_rank);
+
+}  // namespace zt

@@ -1,0 +1,58 @@
+// A training job: the config turned into a communicator, a model, the ZeRO engine and the data,
+// then the step loop with its logging, metrics and validation. One Trainer per rank; every rank
+// of MPI_COMM_WORLD takes part (an MpiSession must exist).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include "comm/communicator.h"
+#include "models/model.h"
+#include "optim/lr_schedule.h"
+#include "runtime/config/config.h"
+#include "runtime/train/batch_source.h"
+#include "runtime/train/metrics_log.h"
+#include "zero/engine.h"
+
+namespace zt {
+
+struct TrainSummary {
+  std::int64_t steps = 0;
+  double final_loss = 0.0;
+  std::optional<double> final_val_loss;
+  double seconds = 0.0;
+};
+
+class Trainer {
+ public:
+  explicit Trainer(const Config& config);
+  ~Trainer();
+  TrainSummary run();
+
+ private:
+  StepStats step(std::int64_t step);
+  double validate();
+  void report(std::int64_t step, const StepStats& stats, double lr);
+  nlohmann::json memory_fields() const;
+  MemoryTracker::Space memory_space() const;
+
+  Config config_;
+  std::unique_ptr<Communicator> comm_;
+  std::unique_ptr<models::Model> model_;
+  std::unique_ptr<models::ComputeContext> ctx_;
+  std::unique_ptr<ZeroEngine> engine_;
+  std::unique_ptr<BatchSource> train_batches_;
+  std::unique_ptr<BatchSource> val_batches_;
+  std::unique_ptr<MetricsLog> metrics_;  // rank 0 only
+  LrSchedule schedule_;
+  int micro_batch_ = 0;
+  int seq_len_ = 0;
+  std::int64_t first_step_ = 1;
+  std::chrono::steady_clock::time_point started_;
+  double tokens_per_step_ = 0.0;
+  double flops_per_step_ = 0.0;
+};
+
+}  // namespace zt
