@@ -1,8 +1,25 @@
 #include "comm/reduction_ops.h"
 
+#include <bit>
+#include <cstdint>
 #include <stdexcept>
 
 namespace zt {
+
+namespace {
+
+// The bf16 sum runs over whole gradient buckets, so its conversions are inlined here; they are the
+// same round-to-nearest-even (NaN kept quiet) as zt::float_to_bf16 in the core, and a test checks
+// them against it (ReductionOps.Bf16SumMatchesCoreConversions).
+inline float bf16_bits_to_float(std::uint16_t bits) { return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16); }
+
+inline std::uint16_t float_to_bf16_bits(float value) {
+  std::uint32_t bits = std::bit_cast<std::uint32_t>(value);
+  if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((bits >> 16) | 0x0040u);
+  return static_cast<std::uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+}
+
+}  // namespace
 
 MPI_Datatype mpi_datatype(DType dtype) {
   switch (dtype) {
@@ -14,9 +31,9 @@ MPI_Datatype mpi_datatype(DType dtype) {
 }
 
 void bf16_sum_function(void* in, void* inout, int* length, MPI_Datatype*) {
-  const auto* a = static_cast<const bf16*>(in);
-  auto* b = static_cast<bf16*>(inout);
-  for (int i = 0; i < *length; ++i) b[i] = float_to_bf16(bf16_to_float(a[i]) + bf16_to_float(b[i]));
+  const auto* a = static_cast<const std::uint16_t*>(in);
+  auto* b = static_cast<std::uint16_t*>(inout);
+  for (int i = 0; i < *length; ++i) b[i] = float_to_bf16_bits(bf16_bits_to_float(a[i]) + bf16_bits_to_float(b[i]));
 }
 
 void f16_sum_function(void* in, void* inout, int* length, MPI_Datatype*) {
@@ -46,8 +63,8 @@ void divide_host(BufferView data, int divisor) {
       break;
     }
     case DType::bf16: {
-      bf16* x = data.as<bf16>();
-      for (std::size_t i = 0; i < data.numel; ++i) x[i] = float_to_bf16(bf16_to_float(x[i]) / d);
+      auto* x = static_cast<std::uint16_t*>(data.data);
+      for (std::size_t i = 0; i < data.numel; ++i) x[i] = float_to_bf16_bits(bf16_bits_to_float(x[i]) / d);
       break;
     }
     case DType::f16: {

@@ -210,6 +210,27 @@ TEST(ReductionOps, UserFunctionsAddInFp32AndRoundToNearestEven) {
   EXPECT_EQ(y[1].bits, float_to_f16(f16_to_float(float_to_f16(0.1f)) + f16_to_float(float_to_f16(0.2f))).bits);
 }
 
+TEST(ReductionOps, Bf16SumMatchesCoreConversions) {
+  // Every bf16 pattern (NaNs, infinities, subnormals included) against a spread of partners.
+  std::vector<bf16> partners;
+  for (std::uint32_t bits = 0; bits < 65536; bits += 257) partners.push_back(bf16{static_cast<std::uint16_t>(bits)});
+  for (bf16 p : partners) {
+    std::vector<bf16> a(65536), b(65536, p);
+    for (std::uint32_t bits = 0; bits < 65536; ++bits) a[bits] = bf16{static_cast<std::uint16_t>(bits)};
+    int length = 65536;
+    MPI_Datatype type = MPI_UINT16_T;
+    bf16_sum_function(a.data(), b.data(), &length, &type);
+    for (std::uint32_t bits = 0; bits < 65536; ++bits) {
+      bf16 expected = float_to_bf16(bf16_to_float(a[bits]) + bf16_to_float(p));
+      ASSERT_EQ(b[bits].bits, expected.bits) << "bf16 bits " << bits << " + " << p.bits;
+    }
+  }
+  // avg's division: in fp32, rounded once to bf16.
+  Buffer x = make_buffer(Device::cpu(), DType::bf16, {3.0f, -1.5f, 1.0f});
+  divide_host(x.view(), 3);
+  EXPECT_EQ(read_buffer(x.view()), (std::vector<float>{1.0f, -0.5f, bf16_to_float(float_to_bf16(1.0f / 3.0f))}));
+}
+
 TEST(MpiSemantics, DebugCheckNamesBothSidesOfAMismatch) {
   MpiCommunicator comm(MPI_COMM_WORLD, Device::cpu(), options_with(60s, /*debug_check=*/true));
   CpuStream compute(CpuStream::Mode::inline_on_caller);
