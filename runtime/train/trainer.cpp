@@ -152,6 +152,9 @@ TrainSummary Trainer::run() {
   for (std::int64_t s = first_step_; s <= config_.train.steps; ++s) {
     StepStats stats = step(s);
     report(s, stats, schedule_.at(s));
+    if (s == first_step_)
+      log::progress("memory after the first step (current, peak): {}",
+                    MemoryTracker::process().report(memory_space()));
     summary.final_loss = stats.loss;
     ++summary.steps;
     const bool eval_now = val_batches_ && config_.train.eval_interval > 0 &&
@@ -164,6 +167,7 @@ TrainSummary Trainer::run() {
     }
   }
   summary.seconds = std::chrono::duration<double>(Clock::now() - started_).count();
+  log::progress("memory at the end (current, peak): {}", MemoryTracker::process().report(memory_space()));
   log::progress("done: {} steps in {}, final loss {:.4f}{}, {} tok/s on average", summary.steps,
                 format_duration(summary.seconds), summary.final_loss,
                 summary.final_val_loss ? fmt::format(", val loss {:.4f}", *summary.final_val_loss) : "",
