@@ -27,6 +27,10 @@
 //   more for avg (reduction_ops.h); NCCL sums with its own per-step rounding and implements avg
 //   as a pre-multiplication of the inputs by 1/world_size. For a power-of-two world size and
 //   values whose sums are exact in the 16-bit type, both backends agree bit for bit.
+// - Errors: a failed collective fails its Work (wait() rethrows a CommError naming the collective,
+//   the rank and the communicator) and every later one on the same comm stream (sticky). With
+//   CommOptions::debug_check, a disagreement between ranks is such an error on MPI; on NCCL the
+//   check runs at the call, which then throws it directly.
 // - Sizes may be 0. A partial overlap of in and out (anything but the in-place layouts above) is
 //   rejected.
 #pragma once
