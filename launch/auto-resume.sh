@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# auto-resume.sh — rerun a training job until it succeeds, resuming from its latest checkpoint.
+#
+# Long jobs die for reasons that a restart fixes (a node reboots, a rank is OOM-killed, a network
+# blip trips the comm watchdog). This loop restarts the command with `--resume auto` appended, so
+# zerotrain continues from the newest checkpoint, with exponential backoff and a bound on restarts.
+# It does NOT restart when a restart cannot help or is not wanted:
+#   exit 2        usage error (bad config/flags): the same command would fail the same way
+#   exit 130/143  the job was interrupted/terminated (Ctrl-C, kill, scancel): someone wants it stopped
+#   INT/TERM to this script: forwarded to the job, then this script exits without restarting
+set -euo pipefail
+
+PROG=$(basename "$0")
+
+usage() {
+  cat <<EOF
+usage: $PROG [--max-restarts N] [--backoff S] [--max-backoff S] -- <command...>
+
+  <command...>      the job, e.g. launch/zt-run -n 2 -- train --config configs/default.yaml
+                    (restarts append '--resume auto', replacing any '--resume X' already there)
+  --max-restarts N  give up after N restarts (default \$ZT_RESUME_MAX_RESTARTS or 5)
+  --backoff S       seconds before the first restart, doubled each time (default \$ZT_RESUME_BACKOFF or 10)
+  --max-backoff S   cap of the backoff (default 300)
+
+exit status: the job's last status; 0 once it succeeds.
+EOF
+}
+
+die() { echo "$PROG: error: $*" >&2; exit 2; }
+
+max_restarts="${ZT_RESUME_MAX_RESTARTS:-5}" backoff="${ZT_RESUME_BACKOFF:-10}" max_backoff=300
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --max-restarts) [[ $# -ge 2 ]] || die "$1 needs a value"; max_restarts="$2"; shift 2 ;;
+    --backoff) [[ $# -ge 2 ]] || die "$1 needs a value"; backoff="$2"; shift 2 ;;
+    --max-backoff) [[ $# -ge 2 ]] || die "$1 needs a value"; max_backoff="$2"; shift 2 ;;
+    -h | --help) usage; exit 0 ;;
+    --) shift; break ;;
+    *) usage >&2; die "unknown option '$1' (the job goes after '--')" ;;
+  esac
+done
+[[ $# -gt 0 ]] || { usage >&2; die "missing '-- <command...>'"; }
+for v in max_restarts backoff max_backoff; do
+  [[ "${!v}" =~ ^[0-9]+$ ]] || die "--${v//_/-} must be a non-negative integer, got '${!v}'"
+done
+
+# The restart command: the original with any '--resume X' removed and '--resume auto' appended.
+resume_cmd=()
+skip_next=0
+for a in "$@"; do
+  if [[ $skip_next -eq 1 ]]; then skip_next=0; continue; fi
+  case "$a" in
+    --resume) skip_next=1 ;;
+    --resume=*) ;;
+    *) resume_cmd+=("$a") ;;
+  esac
+done
+resume_cmd+=(--resume auto)
+
+child=""
+stop_signal=""
+# The job runs in the background and we `wait`, so a signal to this script is handled at once:
+# it goes on to the job (TERM, since background jobs of a script ignore INT) and ends the loop.
+on_signal() {
+  stop_signal="$1"
+  echo "$PROG: got SIG$1, stopping the job and not restarting" >&2
+  [[ -z "$child" ]] || kill -TERM "$child" 2>/dev/null || true
+}
+trap 'on_signal INT' INT
+trap 'on_signal TERM' TERM
+
+attempt=0 delay="$backoff"
+cmd=("$@")
+while true; do
+  echo "$PROG: attempt $((attempt + 1)) (restarts $attempt/$max_restarts): ${cmd[*]}" >&2
+  rc=0
+  "${cmd[@]}" <&0 &
+  child=$!
+  # wait returns early (>128) when a trapped signal arrives; then wait again for the job's end.
+  wait "$child" || rc=$?
+  while kill -0 "$child" 2>/dev/null; do
+    rc=0
+    wait "$child" || rc=$?
+  done
+  child=""
+  if [[ -n "$stop_signal" ]]; then
+    [[ "$stop_signal" == INT ]] && exit 130
+    exit 143
+  fi
+  case "$rc" in
+    0) echo "$PROG: job succeeded after $attempt restart(s)" >&2; exit 0 ;;
+    2) echo "$PROG: job exited 2 (usage error): not restarting, fix the command or config" >&2; exit 2 ;;
+    130 | 143) echo "$PROG: job exited $rc (interrupted/terminated): not restarting" >&2; exit "$rc" ;;
+  esac
+  if ((attempt >= max_restarts)); then
+    echo "$PROG: job failed with exit status $rc; giving up after $max_restarts restart(s)" >&2
+    exit "$rc"
+  fi
+  attempt=$((attempt + 1))
+  echo "$PROG: job failed with exit status $rc; restart $attempt/$max_restarts with --resume auto in ${delay}s" >&2
+  # sleep in the background too, so that INT/TERM during the backoff stop the loop at once
+  sleep "$delay" &
+  child=$!
+  wait "$child" || true
+  child=""
+  if [[ -n "$stop_signal" ]]; then
+    [[ "$stop_signal" == INT ]] && exit 130
+    exit 143
+  fi
+  delay=$((delay * 2 > max_backoff ? max_backoff : delay * 2))
+  cmd=("${resume_cmd[@]}")
+done
