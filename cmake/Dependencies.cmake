@@ -9,6 +9,7 @@ find_package(yaml-cpp REQUIRED)
 find_package(fmt REQUIRED)
 find_package(Boost REQUIRED COMPONENTS program_options)
 find_package(nlohmann_json 3 REQUIRED)
+find_package(ZLIB REQUIRED)  # CRC32 of checkpoint files
 if(ZT_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

@@ -9,6 +9,7 @@ packages=(
   libopenblas-dev
   libyaml-cpp-dev libfmt-dev libboost-program-options-dev
   libgtest-dev googletest nlohmann-json3-dev
+  zlib1g-dev
   fortunes-min
   iproute2
 )

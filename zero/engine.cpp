@@ -355,6 +355,50 @@ std::vector<float> ZeroEngine::gather_full_params_f32() {
   return full;
 }
 
+std::vector<OwnedRange> ZeroEngine::owned_ranges() const {
+  const std::size_t rank = static_cast<std::size_t>(shard_rank());
+  std::vector<OwnedRange> ranges;
+  for (std::size_t b = 0; b < model_.num_blocks(); ++b) {
+    const BlockPlacement& placement = plan_.block(b);
+    const std::size_t begin = rank * placement.chunk_numel;
+    const std::size_t end = std::min(placement.numel, begin + placement.chunk_numel);
+    if (begin < end) ranges.push_back({b, begin, end - begin, placement.shard_offset});
+  }
+  return ranges;
+}
+
+ZeroEngine::OptimizerShard ZeroEngine::download_optimizer_shard() {
+  for (Work& work : param_sync_) work.wait();  // nothing may still write what we read
+  return {download_f32(ctx_.stream(), master_.view(), tracker_), download_f32(ctx_.stream(), exp_avg_.view(), tracker_),
+          download_f32(ctx_.stream(), exp_avg_sq_.view(), tracker_)};
+}
+
+void ZeroEngine::load_state(ShardSource& source, std::int64_t optimizer_steps, const LossScaler::State& loss_scaler) {
+  for (Work& work : param_sync_) work.wait();
+  // Padding stays zero, as init_parameters leaves it: AdamW never touches it.
+  std::vector<float> master(plan_.shard_numel(), 0.0f), exp_avg(master.size(), 0.0f), exp_avg_sq(master.size(), 0.0f);
+  for (const OwnedRange& r : owned_ranges())
+    source.read(r.block, r.begin, r.count, master.data() + r.shard_offset, exp_avg.data() + r.shard_offset,
+                exp_avg_sq.data() + r.shard_offset);
+  upload(ctx_.stream(), master_.view(), master.data(), tracker_);
+  upload(ctx_.stream(), exp_avg_.view(), exp_avg.data(), tracker_);
+  upload(ctx_.stream(), exp_avg_sq_.view(), exp_avg_sq.data(), tracker_);
+  const std::size_t rank = static_cast<std::size_t>(shard_rank());
+  if (options_.stage == 3) {
+    upload(ctx_.stream(), param_shard_.view(), master.data(), tracker_);
+  } else {
+    // Each rank casts its own chunk (stage 0: the whole block); stages 1/2 then all-gather.
+    for (std::size_t b = 0; b < model_.num_blocks(); ++b) {
+      const BlockPlacement& placement = plan_.block(b);
+      upload(ctx_.stream(), params_[b].slice(rank * placement.chunk_numel, placement.chunk_numel),
+             master.data() + placement.shard_offset, tracker_);
+    }
+  }
+  sync_parameters();
+  optimizer_steps_ = optimizer_steps;
+  loss_scaler_.restore(loss_scaler);
+}
+
 GradStats ZeroEngine::local_grad_stats() {
   if (ctx_.device().is_cpu()) return grad_stats_host(grad_shard_.data_as<float>(), grad_shard_.numel());
 #if ZT_HAVE_CUDA

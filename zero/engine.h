@@ -47,6 +47,24 @@ struct StepStats {
   double exposed_comm_ms = 0.0;  // time the compute side waited for communication
 };
 
+// Where a checkpoint load gets this rank's fp32 optimizer state from: elements [begin,
+// begin + count) of block `block`'s flat parameter (never padding), written to the three outputs.
+// The reader behind it may map the range onto files of another world size or ZeRO stage.
+class ShardSource {
+ public:
+  virtual ~ShardSource() = default;
+  virtual void read(std::size_t block, std::size_t begin, std::size_t count, float* master, float* exp_avg,
+                    float* exp_avg_sq) = 0;
+};
+
+// A run of real (non-padding) parameters of one block that this rank owns.
+struct OwnedRange {
+  std::size_t block;
+  std::size_t begin;         // first element, in the block's flat parameter
+  std::size_t count;
+  std::size_t shard_offset;  // where element `begin` sits in this rank's shard
+};
+
 class ZeroEngine {
  public:
   // Loads micro-batch `micro` (0-based, within the step) into the activations.
@@ -68,6 +86,21 @@ class ZeroEngine {
   const PartitionPlan& plan() const { return plan_; }
   std::int64_t optimizer_steps() const { return optimizer_steps_; }
   const LossScaler& loss_scaler() const { return loss_scaler_; }
+
+  // Checkpoints. The shard of the plan's rank this process stands for (stage 0: the whole model,
+  // the same on every rank), as host fp32 copies of the whole shard, padding included (zeros).
+  std::vector<OwnedRange> owned_ranges() const;
+  const ZeroOptions& options() const { return options_; }
+  int shard_rank() const { return options_.stage == 0 ? 0 : comm_.rank(); }
+  struct OptimizerShard {
+    std::vector<float> master, exp_avg, exp_avg_sq;
+  };
+  OptimizerShard download_optimizer_shard();
+  // Replaces the optimizer state with `source`'s values for owned_ranges(), refreshes the
+  // compute-dtype parameters from the new master weights (stages 1/2 all-gather them as after a
+  // step) and restores the step count and loss scaler: the next train_step continues as if the
+  // saved run had gone on. Collective for stages 1-3 (every rank must call it).
+  void load_state(ShardSource& source, std::int64_t optimizer_steps, const LossScaler::State& loss_scaler);
 
  private:
   struct UpdateSegment {  // a run of this rank's shard under one weight-decay setting

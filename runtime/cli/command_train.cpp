@@ -19,7 +19,9 @@ void declare_options(po::options_description& options) {
   options.add_options()
       ("config,c", po::value<std::string>()->value_name("FILE")->required(), "experiment config (YAML)")
       ("set", po::value<std::vector<std::string>>()->value_name("KEY=VALUE")->composing(),
-       "override one config key, e.g. --set train.steps=50; repeatable");
+       "override one config key, e.g. --set train.steps=50; repeatable")
+      ("resume", po::value<std::string>()->value_name("auto|PATH|none"),
+       "continue from a checkpoint: auto = the newest complete one in checkpoint.dir (overrides checkpoint.resume)");
 }
 
 int run(const po::variables_map& options, std::ostream&) {
@@ -28,6 +30,7 @@ int run(const po::variables_map& options, std::ostream&) {
   // Every rank reads and checks the config before MPI starts, so a mistake in it is reported the
   // same way (and once per rank at worst) without any rank waiting on another.
   Config config = load_config(options["config"].as<std::string>(), overrides);
+  if (options.count("resume")) config.checkpoint.resume = options["resume"].as<std::string>();
   MpiSession mpi(nullptr, nullptr);
   int world = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &world);

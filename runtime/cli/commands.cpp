@@ -12,6 +12,7 @@ Command plan_command();
 Command config_command();
 Command prepare_data_command();
 Command bench_comm_command();
+Command export_command();
 
 std::span<const Command> all_commands() {
   static const std::vector<Command> commands = {
@@ -20,6 +21,7 @@ std::span<const Command> all_commands() {
       config_command(),
       prepare_data_command(),
       bench_comm_command(),
+      export_command(),
   };
   return commands;
 }

@@ -52,7 +52,6 @@ Trainer::Trainer(const Config& config) : config_(config), schedule_(lr_schedule(
   micro_batch_ = static_cast<int>(config.train.train_micro_batch_size_per_gpu);
   seq_len_ = config.model.type == ModelType::mlp ? 1 : static_cast<int>(effective_seq_len(config));
   engine_ = std::make_unique<ZeroEngine>(*model_, *ctx_, *comm_, zero_options(config), micro_batch_, seq_len_);
-  engine_->init_parameters(static_cast<std::uint64_t>(config.model.init_seed));
 
   const auto seed = static_cast<std::uint64_t>(config.train.seed);
   if (config.model.type == ModelType::mlp) {
@@ -70,6 +69,8 @@ Trainer::Trainer(const Config& config) : config_(config), schedule_(lr_schedule(
       val_batches_ = std::make_unique<TokenBatches>(options);
     }
   }
+
+  restore_or_init();
 
   const double world = comm_->world_size();
   const double accumulation = static_cast<double>(config.train.gradient_accumulation_steps);
@@ -165,6 +166,7 @@ TrainSummary Trainer::run() {
       log::progress("step {} | val loss {:.4f}", s, val);
       if (metrics_) metrics_->write({{"step", s}, {"val_loss", val}});
     }
+    if (checkpoint_due(s)) save_checkpoint(s);
   }
   summary.seconds = std::chrono::duration<double>(Clock::now() - started_).count();
   log::progress("memory at the end (current, peak): {}", MemoryTracker::process().report(memory_space()));

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <optional>
 
@@ -36,6 +37,11 @@ class Trainer {
   double validate();
   void report(std::int64_t step, const StepStats& stats, double lr);
   nlohmann::json memory_fields() const;
+  // Checkpoints (trainer_checkpoint.cpp): resume per checkpoint.resume or initialise from the
+  // seed; save every checkpoint.interval steps and at the last step.
+  void restore_or_init();
+  bool checkpoint_due(std::int64_t step) const;
+  void save_checkpoint(std::int64_t step);
   MemoryTracker::Space memory_space() const;
 
   Config config_;
@@ -50,6 +56,7 @@ class Trainer {
   int micro_batch_ = 0;
   int seq_len_ = 0;
   std::int64_t first_step_ = 1;
+  std::filesystem::path checkpoint_root_;  // checkpoint.dir resolved
   std::chrono::steady_clock::time_point started_;
   double tokens_per_step_ = 0.0;
   double flops_per_step_ = 0.0;

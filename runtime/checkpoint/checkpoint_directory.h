@@ -1,0 +1,35 @@
+// The checkpoint directory: one sub-directory per checkpoint, named after its step.
+//
+//   <checkpoint.dir>/step_00000100/        a complete checkpoint (it holds COMPLETE)
+//   <checkpoint.dir>/step_00000200.tmp/    one being written, or left by a crash: never read
+//
+// A checkpoint is written under the .tmp name and renamed once COMPLETE is in it, so a directory
+// with the final name is always whole.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace zt::checkpoint {
+
+inline constexpr const char* kManifestFile = "manifest.json";
+inline constexpr const char* kCompleteFile = "COMPLETE";
+inline constexpr const char* kPartialSuffix = ".tmp";
+
+std::string checkpoint_dir_name(std::int64_t step);  // "step_00000100"
+// "rank_00001.exp_avg.f32": shard rank 1's exp_avg, raw little-endian fp32.
+std::string shard_file_name(int rank, const std::string& kind);
+
+// Complete checkpoints under root, oldest first (none when root does not exist).
+std::vector<std::filesystem::path> complete_checkpoints(const std::filesystem::path& root);
+std::optional<std::filesystem::path> newest_complete_checkpoint(const std::filesystem::path& root);
+// Deletes all but the newest keep_last complete checkpoints (keep_last 0: keep all). Returns the
+// directories removed.
+std::vector<std::filesystem::path> prune_checkpoints(const std::filesystem::path& root, std::int64_t keep_last);
+// Deletes the .tmp directories that interrupted writes left behind. Returns them.
+std::vector<std::filesystem::path> remove_partial_checkpoints(const std::filesystem::path& root);
+
+}  // namespace zt::checkpoint

@@ -1,0 +1,42 @@
+// Writing a sharded checkpoint, collectively: every rank writes its own shard files, rank 0 the
+// manifest and the COMPLETE marker (see checkpoint_directory.h for the atomic rename and
+// docs/checkpoints.md for the layout).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include "models/model.h"
+#include "runtime/data/loader_position.h"
+#include "zero/engine.h"
+
+namespace zt::checkpoint {
+
+struct SaveRequest {
+  std::filesystem::path root;  // checkpoint.dir; the checkpoint goes to root/step_<step>
+  std::int64_t step = 0;
+  std::string config_yaml;     // the resolved config of this run
+  data::LoaderPosition loader;  // where the training data continues (the same on every rank)
+  int rank = 0;
+  int world_size = 1;
+  std::function<void()> barrier;  // returns once every rank called it
+  std::int64_t keep_last = 0;     // prune older complete checkpoints afterwards (0: keep all)
+  // Test hook: runs on each writing rank after its shard files are on disk, before the manifest.
+  // A test makes it throw to leave a partial checkpoint behind. The environment variable
+  // ZT_TEST_CRASH_IN_CHECKPOINT=<step> does the same for whole processes: _exit(86) there.
+  std::function<void()> after_shard_files;
+};
+
+struct SaveResult {
+  std::filesystem::path dir;
+  std::uint64_t bytes = 0;  // all files of the checkpoint
+  double seconds = 0.0;     // on rank 0, from the first file to the rename
+};
+
+// Collective: every rank of the run calls it with the same step. Returns once the checkpoint is
+// complete on disk (rank 0 also pruned the old ones).
+SaveResult save_checkpoint(ZeroEngine& engine, const models::Model& model, const SaveRequest& request);
+
+}  // namespace zt::checkpoint

@@ -1,0 +1,65 @@
+// The Trainer's checkpoint side: where a run starts (a checkpoint or the seed) and when it saves.
+// The format and its guarantees live in runtime/checkpoint/.
+#include <fmt/format.h>
+
+#include "runtime/checkpoint/checkpoint_directory.h"
+#include "runtime/checkpoint/checkpoint_reader.h"
+#include "runtime/checkpoint/checkpoint_writer.h"
+#include "runtime/core/error.h"
+#include "runtime/core/log.h"
+#include "runtime/core/memory.h"
+#include "runtime/train/trainer.h"
+
+namespace zt {
+
+void Trainer::restore_or_init() {
+  const CheckpointConfig& c = config_.checkpoint;
+  checkpoint_root_ = c.dir.empty() ? std::filesystem::path(config_.logging.run_dir) / "checkpoints" : std::filesystem::path(c.dir);
+  std::optional<std::filesystem::path> from;
+  if (c.resume == "auto") {
+    from = checkpoint::newest_complete_checkpoint(checkpoint_root_);
+    if (!from) log::progress("resume: auto found no complete checkpoint in {}: starting fresh", checkpoint_root_.string());
+  } else if (!c.resume.empty() && c.resume != "none") {
+    from = std::filesystem::path(c.resume);
+  }
+  // Writes interrupted by a crash are never read; a resumed run clears them away.
+  if (c.resume != "none" && comm_->rank() == 0)
+    for (const auto& partial : checkpoint::remove_partial_checkpoints(checkpoint_root_))
+      log::info("removed the partial checkpoint {} (an interrupted write)", partial.string());
+  if (!from) {
+    engine_->init_parameters(static_cast<std::uint64_t>(config_.model.init_seed));
+    return;
+  }
+  checkpoint::CheckpointReader reader(*from);
+  reader.check_model_matches(config_.model);
+  reader.check_blocks_match(*model_);
+  const checkpoint::Manifest& m = reader.manifest();
+  engine_->load_state(reader, m.optimizer_steps, m.loss_scaler);
+  train_batches_->restore(m.loader);
+  first_step_ = m.step + 1;
+  log::progress("resumed from {} (step {}, saved by {} rank(s) with ZeRO stage {}); continuing at step {}",
+                from->string(), m.step, m.world_size, m.zero_stage, first_step_);
+}
+
+bool Trainer::checkpoint_due(std::int64_t step) const {
+  const std::int64_t interval = config_.checkpoint.interval;
+  return interval > 0 && (step % interval == 0 || step == config_.train.steps);
+}
+
+void Trainer::save_checkpoint(std::int64_t step) {
+  checkpoint::SaveRequest request;
+  request.root = checkpoint_root_;
+  request.step = step;
+  request.config_yaml = config_to_yaml(config_);
+  request.loader = train_batches_->position();
+  request.rank = comm_->rank();
+  request.world_size = comm_->world_size();
+  request.barrier = [this] { comm_->barrier(ctx_->stream()).wait(); };
+  request.keep_last = config_.checkpoint.keep_last;
+  checkpoint::SaveResult saved = checkpoint::save_checkpoint(*engine_, *model_, request);
+  if (comm_->rank() == 0)
+    log::progress("step {} | checkpoint {} ({}) written in {:.3f} s", step, saved.dir.string(),
+                  format_bytes(static_cast<std::int64_t>(saved.bytes)), saved.seconds);
+}
+
+}  // namespace zt
