@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <bit>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
