@@ -84,4 +84,14 @@ const Event& Work::event() const {
   return state_ ? state_->done : never_recorded;
 }
 
+const Event& Work::started_event() const {
+  static const Event never_recorded{};
+  return state_ ? state_->started_event : never_recorded;
+}
+
+std::optional<std::chrono::steady_clock::time_point> Work::started_at() const {
+  if (!state_ || state_->started_event.state() || !state_->started()) return std::nullopt;
+  return state_->started_at();
+}
+
 }  // namespace zt

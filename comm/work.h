@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -75,6 +76,12 @@ class Work {
   double duration_ms() const;
   // Completion event on the comm stream (for timing and for waiting without a Work).
   const Event& event() const;
+  // For timelines. GPU backends: the event recorded on the comm stream right before the
+  // collective (never recorded otherwise). CPU comm streams (MPI, also with host-staged GPU
+  // buffers): the host time the collective started running; nullopt before that, or when the start
+  // is a device event.
+  const Event& started_event() const;
+  std::optional<std::chrono::steady_clock::time_point> started_at() const;
 
  private:
   std::shared_ptr<detail::WorkState> state_;
