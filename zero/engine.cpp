@@ -1,5 +1,7 @@
 #include "zero/engine.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -27,6 +29,16 @@ double ms_since(Clock::time_point start) {
 }
 
 bool is_embedding(const std::string& name) { return name == "wte" || name == "wpe"; }
+
+// Where traced work on a stream starts; records nothing when no timeline is recording.
+Event trace_mark(const trace::Timeline* timeline, Stream& stream) { return timeline ? stream.record() : Event{}; }
+
+// Waits for a collective the host cannot go on without, on the host lane of the timeline if any.
+void wait_traced(const Work& work, trace::Timeline* timeline, const char* what) {
+  const auto start = Clock::now();
+  work.wait();
+  if (timeline) timeline->add_host_span(trace::Lane::host, what, start, Clock::now(), {{"sequence", work.sequence()}});
+}
 
 // Host values converted to dst's dtype and copied to dst's device, synchronously.
 void upload(Stream& stream, BufferView dst, const float* host, MemoryTracker& tracker) {
@@ -148,6 +160,12 @@ void ZeroEngine::init_parameters(std::uint64_t seed) {
   optimizer_steps_ = 0;
 }
 
+void ZeroEngine::set_timeline(trace::Timeline* timeline) {
+  timeline_ = timeline;
+  reducer_->set_timeline(timeline);
+  if (gatherer_) gatherer_->set_timeline(timeline);
+}
+
 models::BlockParams ZeroEngine::block_params(std::size_t block, const std::vector<BufferView>& gathered) const {
   auto own = [&](std::size_t b, std::size_t index) {
     std::size_t numel = plan_.block(b).numel;
@@ -191,11 +209,19 @@ void ZeroEngine::forward_pass(models::Activations& acts, double& exposed_ms, boo
     } else {
       for (std::size_t needed : {b, tied_to_[b].value_or(b)}) {
         auto start = Clock::now();
+        const bool blocks = timeline_ && !param_sync_[needed].is_completed();
         param_sync_[needed].wait(ctx_.stream());
         exposed_ms += ms_since(start);
+        if (blocks)
+          timeline_->add_host_span(trace::Lane::host, fmt::format("wait params {}", model_.block(needed).name()),
+                                   start, Clock::now(), {{"block", needed}});
       }
     }
+    Event begin = trace_mark(timeline_, ctx_.stream());
     models::forward_block(ctx_, model_, b, block_params(b, gathered), acts);
+    if (timeline_)
+      timeline_->add_stream_span(trace::Lane::compute, fmt::format("forward {}", model_.block(b).name()), begin,
+                                 ctx_.stream().record(), {{"block", b}});
     if (gatherer_) gatherer_->leave(b);
   }
   if (gatherer_ && !backward_follows) gatherer_->end_pass();
@@ -214,8 +240,12 @@ double ZeroEngine::forward_backward(models::Activations& acts, bool boundary, do
     std::vector<BufferView> gathered;
     if (gatherer_) gathered = gatherer_->enter(step, exposed_ms);
     BufferView tied_grad = tied_to_[b] ? block_grad(*tied_to_[b]) : BufferView{};
+    Event begin = trace_mark(timeline_, ctx_.stream());
     models::backward_block(ctx_, model_, b, block_params(b, gathered), block_grad(b), tied_grad, acts,
                            dloss_multiplier);
+    if (timeline_)
+      timeline_->add_stream_span(trace::Lane::compute, fmt::format("backward {}", model_.block(b).name()), begin,
+                                 ctx_.stream().record(), {{"block", b}});
     if (gatherer_) gatherer_->leave(step);
     if (!reduce_now) continue;
     for (std::size_t packed : reducer_->block_ready(b))
@@ -234,15 +264,22 @@ StepStats ZeroEngine::train_step(const LoadMicroBatch& load, double lr) {
   StepStats stats;
   double loss_sum = 0.0;
   for (int micro = 0; micro < options_.gradient_accumulation_steps; ++micro) {
+    const auto load_start = Clock::now();
     load(*acts_, micro);
+    if (timeline_)
+      timeline_->add_host_span(trace::Lane::host, "load batch", load_start, Clock::now(), {{"micro_batch", micro}});
     loss_sum += forward_backward(*acts_, micro + 1 == options_.gradient_accumulation_steps, stats.exposed_comm_ms);
   }
+  Event optimizer_begin = trace_mark(timeline_, ctx_.stream());
   optimizer_step(lr, stats);
+  if (timeline_)
+    timeline_->add_stream_span(trace::Lane::compute, "optimizer step", optimizer_begin, ctx_.stream().record());
   // The loss average over ranks rides on the same small buffer as the gradient statistics.
   std::vector<float> mean_loss = {static_cast<float>(loss_sum / options_.gradient_accumulation_steps), 0.0f};
   upload(ctx_.stream(), stats_.view(), mean_loss.data(), tracker_);
   Work loss_work = comm_.all_reduce(stats_.view(), ReduceOp::avg, ctx_.stream());
-  loss_work.wait();
+  if (timeline_) timeline_->add_collective("all_reduce loss", loss_work);
+  wait_traced(loss_work, timeline_, "wait loss");
   stats.loss = download_f32(ctx_.stream(), stats_.view(), tracker_)[0];
   other_works_.push_back(loss_work);
   stats.comm_ms = collective_ms(other_works_);
@@ -261,7 +298,8 @@ void ZeroEngine::optimizer_step(double lr, StepStats& stats) {
     std::vector<float> pair = {static_cast<float>(local.sum_of_squares), local.non_finite ? 1.0f : 0.0f};
     upload(stream, stats_.view(), pair.data(), tracker_);
     Work work = comm_.all_reduce(stats_.view(), ReduceOp::sum, stream);
-    work.wait();
+    if (timeline_) timeline_->add_collective("all_reduce grad norm", work);
+    wait_traced(work, timeline_, "wait grad norm");
     other_works_.push_back(work);
     std::vector<float> global = download_f32(stream, stats_.view(), tracker_);
     sum_of_squares = global[0];
@@ -316,6 +354,9 @@ void ZeroEngine::sync_parameters() {
     const BlockPlacement& placement = plan_.block(b);
     BufferView mine = params_[b].slice(r * placement.chunk_numel, placement.chunk_numel);
     param_sync_[b] = comm_.all_gather(mine, params_[b].view(), ctx_.stream());
+    if (timeline_)
+      timeline_->add_collective(fmt::format("all_gather params {}", model_.block(b).name()), param_sync_[b],
+                                {{"block", b}});
     other_works_.push_back(param_sync_[b]);
   }
 }
@@ -327,7 +368,8 @@ double ZeroEngine::eval_loss(const LoadMicroBatch& load) {
   std::vector<float> loss = {acts_->mean_loss(), 0.0f};
   upload(ctx_.stream(), stats_.view(), loss.data(), tracker_);
   Work work = comm_.all_reduce(stats_.view(), ReduceOp::avg, ctx_.stream());
-  work.wait();
+  if (timeline_) timeline_->add_collective("all_reduce eval loss", work);
+  wait_traced(work, timeline_, "wait eval loss");
   return download_f32(ctx_.stream(), stats_.view(), tracker_)[0];
 }
 

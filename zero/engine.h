@@ -29,6 +29,7 @@
 #include "models/model.h"
 #include "optim/grad_stats.h"
 #include "optim/loss_scaler.h"
+#include "runtime/trace/timeline.h"
 #include "zero/engine_options.h"
 #include "zero/gradient_reducer.h"
 #include "zero/param_gatherer.h"
@@ -86,6 +87,9 @@ class ZeroEngine {
   const PartitionPlan& plan() const { return plan_; }
   std::int64_t optimizer_steps() const { return optimizer_steps_; }
   const LossScaler& loss_scaler() const { return loss_scaler_; }
+  // Steps and evaluations from now on report their spans (each block's forward/backward, every
+  // collective, the waits) to timeline; null stops recording (runtime/trace/timeline.h).
+  void set_timeline(trace::Timeline* timeline);
 
   // Checkpoints. The shard of the plan's rank this process stands for (stage 0: the whole model,
   // the same on every rank), as host fp32 copies of the whole shard, padding included (zeros).
@@ -143,6 +147,7 @@ class ZeroEngine {
   LossScaler loss_scaler_;
   std::int64_t optimizer_steps_ = 0;
   std::vector<Work> other_works_;
+  trace::Timeline* timeline_ = nullptr;
 };
 
 }  // namespace zt

@@ -1,5 +1,7 @@
 #include "zero/gradient_reducer.h"
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <stdexcept>
 
@@ -91,6 +93,9 @@ void GradientReducer::launch(std::size_t bucket) {
     slot.work = comm_.reduce_scatter(data, mine, ReduceOp::avg, compute_);
   }
   works_.push_back(slot.work);
+  if (timeline_)
+    timeline_->add_collective(fmt::format("{} bucket {}", all_reduce_ ? "all_reduce" : "reduce_scatter", bucket),
+                              slot.work, {{"bucket", bucket}, {"blocks", plan_.bucket(bucket).blocks}});
   if (!overlap_) drain(slot);
 }
 
@@ -98,8 +103,13 @@ void GradientReducer::drain(Slot& slot) {
   if (!slot.bucket) return;
   const BucketPlacement& bucket = plan_.bucket(*slot.bucket);
   auto start = std::chrono::steady_clock::now();
+  const bool blocks = timeline_ && !slot.work.is_completed();
   slot.work.wait(compute_);
-  exposed_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  const auto end = std::chrono::steady_clock::now();
+  exposed_ms_ += std::chrono::duration<double, std::milli>(end - start).count();
+  if (blocks)
+    timeline_->add_host_span(trace::Lane::host, fmt::format("wait bucket {}", *slot.bucket), start, end,
+                             {{"bucket", *slot.bucket}, {"sequence", slot.work.sequence()}});
   std::size_t offset = all_reduce_ ? 0 : plan_.bucket_rank_offset(*slot.bucket, comm_.rank());
   zero_ops::accumulate(compute_, grad_shard_.slice(bucket.shard_offset, bucket.rank_chunk_numel),
                        slot.buffer.slice(offset, bucket.rank_chunk_numel));

@@ -22,6 +22,7 @@
 
 #include "comm/communicator.h"
 #include "runtime/core/buffer.h"
+#include "runtime/trace/timeline.h"
 #include "zero/partition.h"
 
 namespace zt {
@@ -44,6 +45,8 @@ class GradientReducer {
   // Time the compute side spent blocked on reductions (exposed communication), this pass.
   double exposed_ms() const { return exposed_ms_; }
   std::vector<Work> take_completed_works() { return std::exchange(works_, {}); }
+  // Reductions and the waits for them go to timeline from now on; null stops recording.
+  void set_timeline(trace::Timeline* timeline) { timeline_ = timeline; }
 
  private:
   struct Slot {
@@ -73,6 +76,7 @@ class GradientReducer {
   BufferView grad_shard_;
   double exposed_ms_ = 0.0;
   std::vector<Work> works_;
+  trace::Timeline* timeline_ = nullptr;
 };
 
 }  // namespace zt

@@ -1,5 +1,7 @@
 #include "zero/param_gatherer.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <utility>
@@ -26,6 +28,8 @@ void ParamGatherer::launch(std::size_t block) {
   Gathered g{Buffer(device_, dtype_, placement.padded_numel, MemCategory::gathered, tracker_), Work()};
   g.work = comm_.all_gather(shard_.slice(placement.shard_offset, placement.chunk_numel), g.buffer.view(), compute_);
   works_.push_back(g.work);
+  if (timeline_)
+    timeline_->add_collective(fmt::format("all_gather block {}", block), g.work, {{"block", block}});
   gathered_.emplace(block, std::move(g));
 }
 
@@ -38,8 +42,13 @@ std::vector<BufferView> ParamGatherer::enter(std::size_t step, double& exposed_m
   for (std::size_t block : steps_[step]) {
     Gathered& g = gathered_.at(block);
     auto start = std::chrono::steady_clock::now();
+    const bool blocks = timeline_ && !g.work.is_completed();
     g.work.wait(compute_);
-    exposed_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    const auto end = std::chrono::steady_clock::now();
+    exposed_ms += std::chrono::duration<double, std::milli>(end - start).count();
+    if (blocks)
+      timeline_->add_host_span(trace::Lane::host, fmt::format("wait gather block {}", block), start, end,
+                               {{"block", block}, {"sequence", g.work.sequence()}});
     views.push_back(g.buffer.view());
   }
   return views;

@@ -17,6 +17,7 @@
 
 #include "comm/communicator.h"
 #include "runtime/core/buffer.h"
+#include "runtime/trace/timeline.h"
 #include "zero/partition.h"
 #include "zero/retired_buffers.h"
 
@@ -40,6 +41,8 @@ class ParamGatherer {
   void invalidate();
   // Collectives completed this pass, for the comm time report.
   std::vector<Work> take_completed_works();
+  // Gathers and the waits for them go to timeline from now on; null stops recording.
+  void set_timeline(trace::Timeline* timeline) { timeline_ = timeline; }
 
  private:
   struct Gathered {
@@ -63,6 +66,7 @@ class ParamGatherer {
   std::map<std::size_t, Gathered> gathered_;
   RetiredBuffers retired_;  // gathered blocks the compute stream may still be reading
   std::vector<Work> works_;
+  trace::Timeline* timeline_ = nullptr;
 };
 
 }  // namespace zt
