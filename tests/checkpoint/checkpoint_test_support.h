@@ -64,18 +64,19 @@ inline void load_rows(models::Activations& acts, int vocab, std::int64_t step, i
 
 // One rank's training job on `comm` (its micro batch: kGlobalRows / world rows).
 struct TinyJob {
-  TinyJob(Communicator& comm, int stage)
+  TinyJob(Communicator& comm, int stage) : TinyJob(comm, options_for_stage(stage)) {}
+  TinyJob(Communicator& comm, const ZeroOptions& options)
       : comm(comm),
         model(std::make_unique<models::GPT2>(models::GPT2Config::preset("tiny"))),
         ctx(models::ComputeContext::cpu(1)),
         rows(kGlobalRows / comm.world_size()),
-        engine(std::make_unique<ZeroEngine>(*model, *ctx, comm, options_for_stage(stage), rows, kSeqLen, tracker)) {}
+        engine(std::make_unique<ZeroEngine>(*model, *ctx, comm, options, rows, kSeqLen, tracker)) {}
 
-  double step(std::int64_t s) {
+  double step(std::int64_t s) { return step_stats(s).loss; }
+  StepStats step_stats(std::int64_t s) {
     const int vocab = model->config().vocab_size;
-    StepStats stats = engine->train_step(
+    return engine->train_step(
         [&](models::Activations& acts, int) { load_rows(acts, vocab, s, comm.rank() * rows, rows); }, 1e-2);
-    return stats.loss;
   }
 
   checkpoint::SaveResult save(const std::filesystem::path& root, std::int64_t s, std::int64_t keep_last = 0,

@@ -68,6 +68,34 @@ TEST_F(ResumeTest, SaveAtStep5AndResumeGivesBitwiseTheSameLossesOnEveryStage) {
   }
 }
 
+TEST_F(ResumeTest, DynamicLossScalerStateIsRestored) {
+  if (!in_pair()) return;
+  ZeroOptions options = options_for_stage(2);
+  options.loss_scaling = true;
+  options.loss_scaler.initial_scale_power = 4;
+  options.loss_scaler.loss_scale_window = 2;  // the scale doubles every 2 steps: state to restore
+  std::vector<StepStats> uninterrupted;
+  {
+    TinyJob job(*pair_, options);
+    job.engine->init_parameters(7);
+    for (int s = 1; s <= 8; ++s) uninterrupted.push_back(job.step_stats(s));
+  }
+  {
+    TinyJob job(*pair_, options);
+    job.engine->init_parameters(7);
+    for (int s = 1; s <= 5; ++s) job.step(s);
+    job.save(root_ / "scaler", 5);
+  }
+  TinyJob resumed(*pair_, options);
+  load(resumed, root_ / "scaler" / checkpoint::checkpoint_dir_name(5));
+  for (int s = 6; s <= 8; ++s) {
+    StepStats stats = resumed.step_stats(s);
+    EXPECT_EQ(stats.loss_scale, uninterrupted[s - 1].loss_scale) << "step " << s;
+    EXPECT_EQ(stats.loss, uninterrupted[s - 1].loss) << "step " << s;
+  }
+  EXPECT_GT(uninterrupted.back().loss_scale, uninterrupted.front().loss_scale);
+}
+
 TEST_F(ResumeTest, TwoRankStage2CheckpointResumesOnThreeRanksStage3AndOneRankStage0) {
   std::vector<double> reference(7, 0.0);
   const std::filesystem::path root = root_ / "across";
