@@ -2,6 +2,7 @@
 #include <mpi.h>
 
 #include <cstdio>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "runtime/cli/command.h"
 #include "runtime/config/config.h"
 #include "runtime/core/log.h"
+#include "runtime/trace/step_range.h"
 #include "runtime/train/trainer.h"
 
 namespace zt::cli {
@@ -21,7 +23,10 @@ void declare_options(po::options_description& options) {
       ("set", po::value<std::vector<std::string>>()->value_name("KEY=VALUE")->composing(),
        "override one config key, e.g. --set train.steps=50; repeatable")
       ("resume", po::value<std::string>()->value_name("auto|PATH|none"),
-       "continue from a checkpoint: auto = the newest complete one in checkpoint.dir (overrides checkpoint.resume)");
+       "continue from a checkpoint: auto = the newest complete one in checkpoint.dir (overrides checkpoint.resume)")
+      ("trace", po::value<std::string>()->value_name("STEPS"),
+       "record a timeline of steps STEPS (e.g. 3:5, or 4) into <run_dir>/trace/rank<R>.json, for Perfetto or "
+       "chrome://tracing");
 }
 
 int run(const po::variables_map& options, std::ostream&) {
@@ -31,11 +36,21 @@ int run(const po::variables_map& options, std::ostream&) {
   // same way (and once per rank at worst) without any rank waiting on another.
   Config config = load_config(options["config"].as<std::string>(), overrides);
   if (options.count("resume")) config.checkpoint.resume = options["resume"].as<std::string>();
+  std::optional<trace::StepRange> trace_steps;
+  if (options.count("trace")) {
+    try {
+      trace_steps = trace::parse_step_range(options["trace"].as<std::string>());
+    } catch (const UserError& e) {
+      throw UsageError(e.what());  // a command-line mistake: exit status 2
+    }
+  }
   MpiSession mpi(nullptr, nullptr);
   int world = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &world);
   try {
-    Trainer(config).run();
+    Trainer trainer(config);
+    if (trace_steps) trainer.trace_steps(*trace_steps);
+    trainer.run();
   } catch (const std::exception& e) {
     if (world == 1) throw;
     // Other ranks may be inside a collective this rank will never join: end the whole job now
@@ -53,7 +68,7 @@ Command train_command() {
   return {
       .name = "train",
       .summary = "Train a model from a YAML experiment config (one process per GPU or CPU rank)",
-      .usage = "zerotrain train --config FILE [--set KEY=VALUE]...\n"
+      .usage = "zerotrain train --config FILE [--set KEY=VALUE]... [--trace STEPS]\n"
                "       mpirun -np N zerotrain train --config FILE",
       .declare_options = declare_options,
       .run = run,

@@ -147,10 +147,20 @@ void Trainer::report(std::int64_t step, const StepStats& stats, double lr) {
                 format_bytes(MemoryTracker::process().total(memory_space()).peak), format_duration(eta));
 }
 
+void Trainer::trace_steps(trace::StepRange steps) {
+  if (steps.first > config_.train.steps)
+    log::warn("--trace {}: the run ends at step {}, so nothing will be traced", steps.str(), config_.train.steps);
+  std::filesystem::path file =
+      std::filesystem::path(config_.logging.run_dir) / "trace" / fmt::format("rank{}.json", comm_->rank());
+  trace_ = std::make_unique<trace::TraceSession>(steps, std::move(file), comm_->rank());
+}
+
 TrainSummary Trainer::run() {
   TrainSummary summary;
   started_ = Clock::now();
   for (std::int64_t s = first_step_; s <= config_.train.steps; ++s) {
+    trace::Timeline* timeline = trace_ ? trace_->begin_step(s, ctx_->stream()) : nullptr;
+    engine_->set_timeline(timeline);
     StepStats stats = step(s);
     report(s, stats, schedule_.at(s));
     if (s == first_step_)
@@ -161,13 +171,24 @@ TrainSummary Trainer::run() {
     const bool eval_now = val_batches_ && config_.train.eval_interval > 0 &&
                           (s % config_.train.eval_interval == 0 || s == config_.train.steps);
     if (eval_now) {
+      const auto eval_start = Clock::now();
       double val = validate();
+      if (timeline) timeline->add_host_span(trace::Lane::host, "eval", eval_start, Clock::now(), {{"step", s}});
       summary.final_val_loss = val;
       log::progress("step {} | val loss {:.4f}", s, val);
       if (metrics_) metrics_->write({{"step", s}, {"val_loss", val}});
     }
-    if (checkpoint_due(s)) save_checkpoint(s);
+    if (checkpoint_due(s)) {
+      const auto save_start = Clock::now();
+      save_checkpoint(s);
+      if (timeline) timeline->add_host_span(trace::Lane::host, "checkpoint", save_start, Clock::now(), {{"step", s}});
+    }
+    if (timeline) {
+      engine_->set_timeline(nullptr);
+      trace_->end_step();
+    }
   }
+  if (trace_) trace_->finish();
   summary.seconds = std::chrono::duration<double>(Clock::now() - started_).count();
   log::progress("memory at the end (current, peak): {}", MemoryTracker::process().report(memory_space()));
   log::progress("done: {} steps in {}, final loss {:.4f}{}, {} tok/s on average", summary.steps,

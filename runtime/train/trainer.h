@@ -15,6 +15,7 @@
 #include "runtime/config/config.h"
 #include "runtime/train/batch_source.h"
 #include "runtime/train/metrics_log.h"
+#include "runtime/trace/trace_session.h"
 #include "zero/engine.h"
 
 namespace zt {
@@ -31,6 +32,9 @@ class Trainer {
   explicit Trainer(const Config& config);
   ~Trainer();
   TrainSummary run();
+  // Records a timeline of these steps (with any evaluation they end with) into
+  // <run_dir>/trace/rank<R>.json on every rank; call before run().
+  void trace_steps(trace::StepRange steps);
 
  private:
   StepStats step(std::int64_t step);
@@ -60,6 +64,7 @@ class Trainer {
   std::chrono::steady_clock::time_point started_;
   double tokens_per_step_ = 0.0;
   double flops_per_step_ = 0.0;
+  std::unique_ptr<trace::TraceSession> trace_;
 };
 
 }  // namespace zt
