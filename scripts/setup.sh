@@ -11,6 +11,7 @@ packages=(
   libgtest-dev googletest nlohmann-json3-dev
   zlib1g-dev
   fortunes-min
+  gnuplot-nox
   iproute2
 )
 

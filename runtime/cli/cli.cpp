@@ -58,13 +58,15 @@ int run_command(const Command& command, std::span<const std::string> args, std::
   po::options_description options("Options");
   options.add_options()("help,h", "print this help");
   command.declare_options(options);
+  po::positional_options_description positional;
+  if (command.declare_positional) command.declare_positional(positional);
   po::variables_map values;
   try {
     // No guessing: a misspelled option is an error, never silently taken for another one.
     const int style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
     po::store(po::command_line_parser(std::vector<std::string>(args.begin(), args.end()))
                   .options(options)
-                  .positional(po::positional_options_description())
+                  .positional(positional)
                   .style(style)
                   .run(),
               values);
@@ -76,6 +78,8 @@ int run_command(const Command& command, std::span<const std::string> args, std::
   } catch (const po::unknown_option& error) {
     throw UsageError(unknown_option_message(command, options, error.get_option_name()));
   } catch (const po::too_many_positional_options_error&) {
+    if (command.declare_positional)
+      throw UsageError(fmt::format("too many arguments (see 'zerotrain {} --help')", command.name));
     throw UsageError(fmt::format("unexpected argument: this command takes only options, which start with '-' "
                                  "(see 'zerotrain {} --help')",
                                  command.name));

@@ -27,6 +27,8 @@ struct Command {
   std::string_view usage;    // synopsis lines for `zerotrain NAME --help`, without "Usage:"
   // Adds the command's options (--help is added for every command).
   void (*declare_options)(po::options_description& options) = nullptr;
+  // Names the options that plain arguments fill, in order (none when null: options only).
+  void (*declare_positional)(po::positional_options_description& positional) = nullptr;
   // Runs the command on parsed options; throws UsageError or zt::UserError for the user's mistakes.
   int (*run)(const po::variables_map& options, std::ostream& out) = nullptr;
 };

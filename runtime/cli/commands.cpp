@@ -13,6 +13,7 @@ Command config_command();
 Command prepare_data_command();
 Command bench_comm_command();
 Command export_command();
+Command plot_command();
 
 std::span<const Command> all_commands() {
   static const std::vector<Command> commands = {
@@ -22,6 +23,7 @@ std::span<const Command> all_commands() {
       prepare_data_command(),
       bench_comm_command(),
       export_command(),
+      plot_command(),
   };
   return commands;
 }
