@@ -49,20 +49,33 @@ std::uint32_t crc32_of(std::span<const std::byte> bytes, std::uint32_t crc) {
   return static_cast<std::uint32_t>(value);
 }
 
-std::uint32_t write_file_synced(const std::filesystem::path& path, std::span<const std::byte> bytes) {
-  FileDescriptor file(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  if (file.get() < 0) throw_io_error("cannot create", path);
+SyncedFileWriter::SyncedFileWriter(std::filesystem::path path)
+    : path_(std::move(path)), file_(::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) {
+  if (file_.get() < 0) throw_io_error("cannot create", path_);
+}
+
+void SyncedFileWriter::append(std::span<const std::byte> bytes) {
   std::size_t written = 0;
   while (written < bytes.size()) {
-    ssize_t n = ::write(file.get(), bytes.data() + written, bytes.size() - written);
+    ssize_t n = ::write(file_.get(), bytes.data() + written, bytes.size() - written);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw_io_error("cannot write", path);
+    if (n < 0) throw_io_error("cannot write", path_);
     written += static_cast<std::size_t>(n);
   }
-  if (::fsync(file.get()) != 0) throw_io_error("cannot fsync", path);
-  const int fd = file.release();
-  if (::close(fd) != 0) throw_io_error("cannot close", path);
-  return crc32_of(bytes);
+  crc_ = crc32_of(bytes, crc_);
+}
+
+std::uint32_t SyncedFileWriter::finish() {
+  if (::fsync(file_.get()) != 0) throw_io_error("cannot fsync", path_);
+  // close() can report a deferred write error: check it rather than leave it to the destructor.
+  if (::close(file_.release()) != 0) throw_io_error("cannot close", path_);
+  return crc_;
+}
+
+std::uint32_t write_file_synced(const std::filesystem::path& path, std::span<const std::byte> bytes) {
+  SyncedFileWriter file(path);
+  file.append(bytes);
+  return file.finish();
 }
 
 std::uint32_t write_file_synced(const std::filesystem::path& path, std::string_view text) {

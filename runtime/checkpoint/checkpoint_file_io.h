@@ -31,6 +31,20 @@ class FileDescriptor {
 // CRC32 (zlib's polynomial) of `bytes`, continuing from `crc` (0 to start).
 std::uint32_t crc32_of(std::span<const std::byte> bytes, std::uint32_t crc = 0);
 
+// A file written front to back, then fsynced and closed by finish(); the CRC32 of what was written
+// is kept along the way. Destroyed without finish() (an exception), it is closed as it is.
+class SyncedFileWriter {
+ public:
+  explicit SyncedFileWriter(std::filesystem::path path);  // creates or truncates
+  void append(std::span<const std::byte> bytes);
+  std::uint32_t finish();  // returns the CRC32 of the whole file
+
+ private:
+  std::filesystem::path path_;
+  FileDescriptor file_;
+  std::uint32_t crc_ = 0;
+};
+
 // Creates (or truncates) `path`, writes `bytes`, fsyncs and closes it. Returns the CRC32 of the
 // bytes. Throws std::runtime_error naming the file and errno's text on any failure.
 std::uint32_t write_file_synced(const std::filesystem::path& path, std::span<const std::byte> bytes);
