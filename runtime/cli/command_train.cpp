@@ -12,6 +12,7 @@
 #include "runtime/config/config.h"
 #include "runtime/core/log.h"
 #include "runtime/trace/step_range.h"
+#include "runtime/train/job_stopped.h"
 #include "runtime/train/trainer.h"
 
 namespace zt::cli {
@@ -51,6 +52,10 @@ int run(const po::variables_map& options, std::ostream&) {
     Trainer trainer(config);
     if (trace_steps) trainer.trace_steps(*trace_steps);
     trainer.run();
+  } catch (const JobStopped& e) {
+    // Every rank stopped at the same point and the reason is logged: finalise MPI and exit with
+    // the status that says why (job_stopped.h), no MPI_Abort.
+    return e.exit_code();
   } catch (const std::exception& e) {
     if (world == 1) throw;
     // Other ranks may be inside a collective this rank will never join: end the whole job now

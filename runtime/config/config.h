@@ -45,6 +45,9 @@ struct DataConfig {
   bool operator==(const DataConfig&) const = default;
 };
 
+// What a step with an inf/NaN loss or gradients does to the job (train.on_nonfinite).
+enum class NonFinitePolicy { stop, skip };
+
 struct TrainConfig {
   std::string device;  // "auto", "cpu", "cuda" or "cuda:N"
   std::int64_t train_micro_batch_size_per_gpu = 0;
@@ -54,6 +57,8 @@ struct TrainConfig {
   std::int64_t eval_interval = 0;  // 0 = never
   std::int64_t eval_steps = 0;
   double gradient_clipping = 0;  // max global gradient norm; 0 = off
+  NonFinitePolicy on_nonfinite = NonFinitePolicy::stop;
+  std::int64_t max_consecutive_nonfinite = 0;  // skip: stop after this many non-finite steps in a row
   bool operator==(const TrainConfig&) const = default;
 };
 

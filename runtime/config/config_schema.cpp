@@ -203,6 +203,12 @@ std::vector<ConfigKey> make_keys() {
               "Validation batches per evaluation."));
   add(number("train.gradient_clipping", field(&Config::train, &TrainConfig::gradient_clipping), 1.0, at_least(0),
              "Clip the global L2 norm of the gradients to this; 0 = no clipping."));
+  add(choice("train.on_nonfinite", field(&Config::train, &TrainConfig::on_nonfinite), NonFinitePolicy::stop,
+             {{"stop", NonFinitePolicy::stop}, {"skip", NonFinitePolicy::skip}},
+             "A step whose loss or gradients are inf/NaN (non-finite gradients are never applied): `stop` ends the job "
+             "there (exit status 4) naming the step and the last good checkpoint; `skip` warns and goes on."));
+  add(integer("train.max_consecutive_nonfinite", field(&Config::train, &TrainConfig::max_consecutive_nonfinite), 10,
+              at_least(1), "`on_nonfinite: skip`: the job stops after this many non-finite steps in a row."));
 
   // optimizer
   add(choice("optimizer.type", field(&Config::optimizer, &OptimizerConfig::type), OptimizerType::adamw,

@@ -38,6 +38,8 @@ Trainer::Trainer(const Config& config) : config_(config), schedule_(lr_schedule(
   log::set_progress_on_all_ranks(config.logging.all_ranks);
   LaunchInfo launch = query_launch_info(MPI_COMM_WORLD);
   log::set_rank(launch.rank);
+  // Ranks that disagree on the config or the data stop here, all of them, before the first collective.
+  guard_ = std::make_unique<RunGuard>(config, MPI_COMM_WORLD);
   const Device device = resolve_device(config, launch.local_rank);
   activate(device);
 
@@ -178,6 +180,8 @@ TrainSummary Trainer::run() {
       log::progress("step {} | val loss {:.4f}", s, val);
       if (metrics_) metrics_->write({{"step", s}, {"val_loss", val}});
     }
+    // Before the periodic save, so that a non-finite state is never saved as a checkpoint.
+    if (std::optional<StopRequest> stop = guard_->after_step(s, stats)) stop_early(*stop);
     if (checkpoint_due(s)) {
       const auto save_start = Clock::now();
       save_checkpoint(s);

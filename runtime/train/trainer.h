@@ -15,6 +15,7 @@
 #include "runtime/config/config.h"
 #include "runtime/train/batch_source.h"
 #include "runtime/train/metrics_log.h"
+#include "runtime/train/run_guard.h"
 #include "runtime/trace/trace_session.h"
 #include "zero/engine.h"
 
@@ -47,8 +48,12 @@ class Trainer {
   bool checkpoint_due(std::int64_t step) const;
   void save_checkpoint(std::int64_t step);
   MemoryTracker::Space memory_space() const;
+  // Ends the job after a StopRequest (trainer_stop.cpp): saves a final checkpoint when the request
+  // wants one, names the last good one otherwise, then throws JobStopped on every rank.
+  [[noreturn]] void stop_early(const StopRequest& stop);
 
   Config config_;
+  std::unique_ptr<RunGuard> guard_;  // before comm_: it checks the ranks agree before any collective
   std::unique_ptr<Communicator> comm_;
   std::unique_ptr<models::Model> model_;
   std::unique_ptr<models::ComputeContext> ctx_;

@@ -1,0 +1,61 @@
+// The step loop's safety checks, so that a failure ends the job loudly, quickly and on every
+// rank at the same step:
+//   - at start-up, that all ranks run the same config on the same data (rank_agreement.h);
+//   - after each step, that the loss and gradients are finite (nonfinite_guard.h);
+//   - after each step, whether any rank got SIGTERM/SIGINT (stop_signal.h): the ranks agree with
+//     one 4-byte all-reduce (MAX) so they all stop after the same step.
+// The checks talk over their own duplicate of the launch communicator, never over the training
+// communicator, so they cannot interleave with the engine's collectives.
+#pragma once
+
+#include <mpi.h>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "comm/mpi_handles.h"
+#include "runtime/config/config.h"
+#include "runtime/train/nonfinite_guard.h"
+#include "runtime/train/stop_signal.h"
+#include "zero/engine.h"
+
+namespace zt {
+
+struct StopRequest {
+  enum class Reason { signal, nonfinite };
+  Reason reason;
+  std::int64_t step;    // the last step done
+  int exit_code;
+  std::string message;  // why, for the log
+  bool save_checkpoint() const { return reason == Reason::signal; }  // a non-finite state is not worth saving
+};
+
+class RunGuard {
+ public:
+  // Collective over `launch_comm`: checks that the ranks agree (throws JobStopped on every rank
+  // when they do not) and installs the SIGTERM/SIGINT handler.
+  RunGuard(const Config& config, MPI_Comm launch_comm);
+
+  // Collective (every rank calls it after every step). Why the job must stop after `step`, or nothing.
+  std::optional<StopRequest> after_step(std::int64_t step, const StepStats& stats);
+
+  // Logs the stop (rank 0) with what became of the training state (`checkpoint_note`, e.g. "the
+  // last good checkpoint is ..." or "a final checkpoint was written to ..."), then throws
+  // JobStopped with the request's exit code on every rank.
+  [[noreturn]] void stop(const StopRequest& request, const std::string& checkpoint_note) const;
+
+ private:
+  // The largest signal number any rank received (0: none); ends the process like the comm watchdog
+  // when the all-reduce does not complete within comm.timeout_s.
+  int signal_on_any_rank();
+
+  MpiComm comm_;
+  int rank_ = 0;
+  std::chrono::milliseconds timeout_;
+  StopSignalHandler signals_;
+  NonFiniteGuard nonfinite_;
+};
+
+}  // namespace zt
