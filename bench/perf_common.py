@@ -1,0 +1,137 @@
+"""Shared pieces of the bench/perf_*.py scripts: model presets, launching zerotrain (locally or on
+simulated hosts of bench/netns), reading metrics.jsonl, and the provenance header every results
+file starts with (commit, working-tree state, machine, load average)."""
+import json
+import os
+import re
+import shlex
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+NETNS = ROOT / "bench" / "netns" / "netns-hosts.sh"
+
+# GPT-2 shapes used by the benchmarks, as zerotrain --set overrides of configs/default.yaml (byte-level
+# vocabulary 256, data/fortunes). The same numbers feed tools/torch_gpt2_peer.py.
+MODELS = {
+    # configs/default.yaml as it is: 2 layers x 64 wide, T = 64, 4 sequences per rank (~0.1M parameters)
+    "tiny": {"n_layer": 2, "n_head": 4, "n_embd": 64, "block_size": 64, "micro_batch": 4},
+    # 4 layers x 256 wide, T = 128, 4 sequences per rank (~3.3M parameters, 13 MB of fp32 gradients)
+    "small": {"n_layer": 4, "n_head": 4, "n_embd": 256, "block_size": 128, "micro_batch": 4},
+}
+
+
+def model_sets(name):
+    m = MODELS[name]
+    return [f"model.n_layer={m['n_layer']}", f"model.n_head={m['n_head']}", f"model.n_embd={m['n_embd']}",
+            f"model.block_size={m['block_size']}", f"train.train_micro_batch_size_per_gpu={m['micro_batch']}"]
+
+
+def zerotrain_bin():
+    return os.environ.get("ZT_BIN", str(ROOT / "build" / "zerotrain"))
+
+
+def git_state():
+    """What the measured binary was built from: SOURCE_COMMIT next to it (a clean `git archive` of that
+    commit, see bench/README.md), else the checkout's HEAD and whether the engine sources are modified."""
+    marker = Path(zerotrain_bin()).resolve().parent / "SOURCE_COMMIT"
+    if marker.exists():
+        return f"{marker.read_text().strip()} (binary built from a clean export of that commit)"
+    commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, capture_output=True,
+                            text=True).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", "zero", "comm", "runtime",
+                            "models", "optim"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    return commit + (" (+ uncommitted changes in zero/ comm/ runtime/ models/ optim/)" if dirty else "")
+
+
+def load_average():
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def machine():
+    cpu = "?"
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            cpu = line.split(":", 1)[1].strip()
+            break
+    mpi = subprocess.run(["mpirun", "--version"], capture_output=True, text=True).stdout.splitlines()
+    return f"{os.cpu_count()} cores ({cpu}), Linux {os.uname().release}, {mpi[0] if mpi else 'mpirun ?'}"
+
+
+def header(title, extra_lines=()):
+    lines = [f"# {title}", "",
+             f"- commit: {git_state()}; binary {zerotrain_bin()}",
+             f"- machine: {machine()}",
+             f"- date: {time.strftime('%Y-%m-%dT%H:%MZ', time.gmtime())}; load average at start: {load_average()}"]
+    lines += [f"- {line}" for line in extra_lines]
+    return lines
+
+
+def wait_for_quiet(max_load, max_wait_s, log=sys.stderr):
+    """Waits (up to max_wait_s) until the 1-minute load average is at most max_load."""
+    deadline = time.time() + max_wait_s
+    while True:
+        load = float(load_average().split()[0])
+        if load <= max_load or time.time() >= deadline:
+            return load
+        print(f"  load average {load:.2f} > {max_load}: waiting", file=log)
+        time.sleep(15)
+
+
+class Netns:
+    """Simulated hosts for the whole benchmark: `up` once, every job through `run`, `down` at the end."""
+
+    def __init__(self, hosts, rate, extra=()):
+        self.hosts, self.rate = hosts, rate
+        out = subprocess.run(["bash", str(NETNS), "up", str(hosts), rate, *extra], capture_output=True, text=True)
+        if out.returncode != 0:
+            sys.exit(f"netns-hosts.sh up failed ({out.returncode}):\n{out.stdout}\n{out.stderr}")
+        m = re.search(r"\b(zt[0-9a-f]+)\b", out.stdout + out.stderr)
+        if not m:
+            sys.exit(f"cannot find the netns id in:\n{out.stdout}\n{out.stderr}")
+        self.id = m.group(1)
+
+    def prefix(self):
+        return ["bash", str(NETNS), "run", self.id, "--"]
+
+    def down(self):
+        subprocess.run(["bash", str(NETNS), "down", self.id], capture_output=True, text=True)
+
+
+def launcher_prefix(ranks, netns=None, ppn=1):
+    zt_run = str(ROOT / "launch" / "zt-run")
+    if netns is None:
+        return [zt_run, "-n", str(ranks), "--"]
+    # netns-hosts.sh run substitutes @hostfile and exports the rsh agent / TCP settings zt-run reads
+    return netns.prefix() + [zt_run, "--hostfile", "@hostfile", "--ppn", str(ppn), "-n", str(ranks), "--"]
+
+
+def run_zerotrain(prefix, sets, steps, run_dir, config="configs/default.yaml", env=None):
+    """Trains `steps` steps; returns the per-step records of metrics.jsonl (rank 0)."""
+    cmd = list(prefix) + ["train", "--config", config,
+            "--set", f"train.steps={steps}", "--set", "train.eval_interval=0", "--set", "checkpoint.interval=0",
+            "--set", "logging.log_interval=1000000", "--set", f"logging.run_dir={run_dir}"]
+    for kv in sets:
+        cmd += ["--set", kv]
+    full_env = dict(os.environ, ZT_BIN=zerotrain_bin(), **(env or {}))
+    result = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=full_env)
+    if result.returncode != 0:
+        sys.exit(f"job failed ({shlex.join(cmd)}):\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
+    records = [json.loads(line) for line in (Path(run_dir) / "metrics.jsonl").read_text().splitlines()]
+    return [r for r in records if "step_ms" in r], result.stdout + result.stderr
+
+
+def medians(records, warmup, keys=("step_ms", "compute_ms", "comm_ms", "exposed_comm_ms", "tokens_per_s")):
+    rows = records[warmup:]
+    return {k: statistics.median(r[k] for r in rows) for k in keys if rows and k in rows[0]}
+
+
+def write_results(path, lines):
+    text = "\n".join(lines) + "\n"
+    print(text)
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(text)
+    print(f"wrote {path}", file=sys.stderr)

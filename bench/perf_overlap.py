@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""How much of zerotrain's communication overlap hides, per ZeRO stage, on 2 simulated nodes.
+
+For each model and stage it measures, from zerotrain's own per-step metrics (medians over the
+steps after --warmup, then the median over --repeats rounds run interleaved):
+
+  T_off      step time with zero_optimization.overlap_comm=false (reductions serialised)
+  T_on       step time with overlap_comm=true
+  T_comm     communication-only time: the summed duration of the step's collectives in the
+             overlap-off run (comm_ms), where no backward competes with them
+  T_compute  compute-only time: the same per-rank work with no communication — the same job on
+             1 rank, started --ranks times concurrently so that the CPU is shared exactly as
+             in the multi-rank run
+  exposed    exposed_comm_ms of the overlap-on run: time compute waited for communication
+  hidden     (T_off - T_on) / T_comm            (goal for stage 2 with T_comm <= T_compute: >= 90 %)
+  eff        T_on / max(T_compute, T_comm)      (1.00 = perfect overlap)
+
+It also checks that the losses of the on and off runs are bitwise identical (DESIGN.md).
+
+Network: --rate R runs the ranks on --ranks simulated hosts (bench/netns/netns-hosts.sh: network
+namespaces, veth links limited to R by tc tbf, mpirun over TCP); --rate local runs them on this
+machine through launch/zt-run (shared-memory MPI).
+
+  bench/perf_overlap.py                          # tiny and small, stages 0-3, 2 hosts at 100mbit
+  bench/perf_overlap.py --models small --rate 200mbit --repeats 5
+Writes bench/results/perf_overlap_<label>.md (label default: <rate>).
+"""
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+
+import perf_common as pc
+
+
+def measure_config(args, model, stage, sets, prefix, tmp, tag):
+    """One round: overlap off, overlap on; returns per-run medians and the loss sequences."""
+    out = {}
+    for overlap in (False, True):
+        run_sets = pc.model_sets(model) + [f"zero_optimization.stage={stage}",
+                                           f"zero_optimization.overlap_comm={'true' if overlap else 'false'}"] + sets
+        records, _ = pc.run_zerotrain(prefix, run_sets, args.steps, os.path.join(tmp, f"{tag}-{int(overlap)}"))
+        out[overlap] = pc.medians(records, args.warmup)
+        out[overlap]["losses"] = [r["loss"] for r in records]
+    return out
+
+
+def measure_compute(args, model, stage, sets, tmp, tag):
+    """args.ranks single-rank jobs at once; the median over them of their median step times."""
+    import subprocess
+    procs = []
+    for r in range(args.ranks):
+        run_dir = os.path.join(tmp, f"{tag}-c{r}")
+        run_sets = pc.model_sets(model) + [f"zero_optimization.stage={stage}", f"train.seed={1234 + r}"] + sets
+        cmd = [str(pc.ROOT / "launch" / "zt-run"), "-n", "1", "--", "train", "--config", "configs/default.yaml",
+               "--set", f"train.steps={args.steps}", "--set", "train.eval_interval=0",
+               "--set", "checkpoint.interval=0", "--set", "logging.log_interval=1000000",
+               "--set", f"logging.run_dir={run_dir}"]
+        for kv in run_sets:
+            cmd += ["--set", kv]
+        procs.append((subprocess.Popen(cmd, cwd=pc.ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                       env=dict(os.environ, ZT_BIN=pc.zerotrain_bin())), run_dir))
+    values = []
+    for p, run_dir in procs:
+        text = p.communicate()[0]
+        if p.returncode != 0:
+            sys.exit(f"compute-only job failed:\n{text[-3000:]}")
+        import json
+        from pathlib import Path
+        records = [json.loads(x) for x in (Path(run_dir) / "metrics.jsonl").read_text().splitlines()]
+        values.append(pc.medians([x for x in records if "step_ms" in x], args.warmup)["step_ms"])
+    return statistics.median(values)
+
+
+def summarize(rounds, computes):
+    med = lambda xs: statistics.median(xs)  # noqa: E731
+    t_off = med([r[False]["step_ms"] for r in rounds])
+    t_on = med([r[True]["step_ms"] for r in rounds])
+    t_comm = med([r[False]["comm_ms"] for r in rounds])
+    exposed_on = med([r[True]["exposed_comm_ms"] for r in rounds])
+    exposed_off = med([r[False]["exposed_comm_ms"] for r in rounds])
+    t_compute = med(computes)
+    hidden = (t_off - t_on) / t_comm if t_comm > 0 else float("nan")
+    eff = t_on / max(t_compute, t_comm)
+    identical = all(r[False]["losses"] == r[True]["losses"] for r in rounds)
+    return dict(t_off=t_off, t_on=t_on, t_comm=t_comm, t_compute=t_compute, exposed_on=exposed_on,
+                exposed_off=exposed_off, hidden=hidden, eff=eff, identical=identical,
+                spread_on=(min(r[True]["step_ms"] for r in rounds), max(r[True]["step_ms"] for r in rounds)),
+                tok_on=med([r[True]["tokens_per_s"] for r in rounds]))
+
+
+def table(rows, first_col):
+    lines = [f"| {first_col} | T_compute ms | T_comm ms | T_off ms | T_on ms (min-max) | exposed on/off ms | "
+             "hidden (T_off-T_on)/T_comm | T_on/max(T_compute,T_comm) | tok/s on | on==off losses |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for key, s in rows:
+        lines.append(f"| {key} | {s['t_compute']:.1f} | {s['t_comm']:.1f} | {s['t_off']:.1f} | "
+                     f"{s['t_on']:.1f} ({s['spread_on'][0]:.0f}-{s['spread_on'][1]:.0f}) | "
+                     f"{s['exposed_on']:.1f} / {s['exposed_off']:.1f} | {s['hidden']:.0%} | {s['eff']:.2f} | "
+                     f"{s['tok_on']:.0f} | {'bitwise' if s['identical'] else 'DIFFER'} |")
+    return lines
+
+
+def common_args(parser):
+    parser.add_argument("--ranks", type=int, default=2, help="ranks = simulated hosts (1 rank per host)")
+    parser.add_argument("--rate", default="100mbit", help="link rate per host (tc rate) or 'local'")
+    parser.add_argument("--steps", type=int, default=14)
+    parser.add_argument("--warmup", type=int, default=4)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--set", action="append", default=[], help="extra zerotrain KEY=VALUE for every run")
+    parser.add_argument("--quiet-load", type=float, default=0.0,
+                        help="before each round wait (up to 2 min) for the 1-min load average to drop to this")
+    parser.add_argument("--label")
+    parser.add_argument("--output")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--models", default="tiny,small")
+    parser.add_argument("--stages", default="0,1,2,3")
+    common_args(parser)
+    args = parser.parse_args()
+    label = args.label or args.rate
+    netns = None if args.rate == "local" else pc.Netns(args.ranks, args.rate)
+    prefix = pc.launcher_prefix(args.ranks, netns)
+    loads = [pc.load_average()]
+    results = {}
+    try:
+        with tempfile.TemporaryDirectory(prefix="zt-perf-overlap-") as tmp:
+            for model in args.models.split(","):
+                for stage in [int(s) for s in args.stages.split(",")]:
+                    rounds, computes = [], []
+                    for rep in range(args.repeats):
+                        if args.quiet_load:
+                            pc.wait_for_quiet(args.quiet_load, 120)
+                        loads.append(pc.load_average())
+                        tag = f"{model}-s{stage}-r{rep}"
+                        rounds.append(measure_config(args, model, stage, args.set, prefix, tmp, tag))
+                        computes.append(measure_compute(args, model, stage, args.set, tmp, tag))
+                        print(f"{model} stage {stage} round {rep}: off {rounds[-1][False]['step_ms']:.1f} ms, "
+                              f"on {rounds[-1][True]['step_ms']:.1f} ms, comm {rounds[-1][False]['comm_ms']:.1f} ms, "
+                              f"compute-only {computes[-1]:.1f} ms (load {loads[-1]})", file=sys.stderr)
+                    results[(model, stage)] = summarize(rounds, computes)
+    finally:
+        if netns:
+            netns.down()
+    net = ("on this machine (launch/zt-run, shared-memory MPI)" if netns is None else
+           f"{args.ranks} simulated hosts (bench/netns/netns-hosts.sh: netns + veth + bridge, tc tbf {args.rate} "
+           "each way per host, no added delay), 1 rank per host, mpirun over TCP")
+    lines = pc.header(f"Overlap of communication with compute, ZeRO stages ({label})", [
+        f"network: {net}",
+        f"runs: {args.steps} steps each, medians of the steps after the first {args.warmup}; median of "
+        f"{args.repeats} interleaved rounds; extra settings: {' '.join(args.set) or 'none'}",
+        "models: " + "; ".join(f"{m} = {pc.MODELS[m]}" for m in args.models.split(",")),
+        f"load averages (1/5/15 min) before each round: {', '.join(l.split()[0] for l in loads)}",
+        "T_compute: the same job on 1 rank, started once per rank concurrently (same CPU sharing, no comm); "
+        "T_comm: comm_ms of the overlap-off run (collectives alone on the comm stream)"])
+    for model in args.models.split(","):
+        lines += ["", f"## {model}", ""]
+        lines += table([(f"stage {stage}", results[(model, stage)]) for stage in [int(s) for s in args.stages.split(",")]],
+                       "stage")
+    pc.write_results(args.output or pc.ROOT / "bench" / "results" / f"perf_overlap_{label}.md", lines)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""zerotrain next to PyTorch on the same GPT-2 job, same machine, same run: tokens/s and ratios.
+
+Four trainers, run interleaved in every round (so they see the same machine load):
+  zt-s0     zerotrain ZeRO stage 0 (all-reduce data parallel)
+  torch-ddp PyTorch DistributedDataParallel (gloo) + torch.optim.AdamW       (peer of zt-s0)
+  zt-s1     zerotrain ZeRO stage 1 (optimizer state sharded)
+  torch-zro DDP + torch.distributed.optim.ZeroRedundancyOptimizer(AdamW)      (peer of zt-s1)
+  zt-s2     zerotrain ZeRO stage 2 (for reference; PyTorch has no stage 2 outside FSDP)
+Same GPT-2 (layers, width, sequence, micro batch, global batch), AdamW with the same
+hyperparameters, warmup-cosine schedule and clipping, fp32 on CPU, 1 compute thread per rank.
+tools/torch_gpt2_peer.py builds the PyTorch side from zerotrain's exact initial weights and reads
+zerotrain's exact batches from the same token shards, so the losses must agree step by step: the
+table shows the largest loss difference over the first --check-steps steps and over all steps.
+
+Each system uses its own default gradient bucketing (zerotrain: configs/default.yaml's
+reduce_bucket_size; DDP: bucket_cap_mb 25) unless --set / --bucket-cap-mb say otherwise.
+
+PyTorch comes from .venv-fixtures/ when it has torch, else from .venv-bench/ (created here with
+`pip install torch numpy` from PyPI on first use).
+
+  bench/perf_peer.py                       # tiny and small, 2 ranks on this machine
+  bench/perf_peer.py --rate 100mbit        # 2 simulated hosts (bench/netns), 1 rank each
+Writes bench/results/perf_peer_<label>.md.
+"""
+import argparse
+import json
+import os
+import random
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import perf_common as pc
+
+ROOT = pc.ROOT
+
+
+def torch_python():
+    for venv in (ROOT / ".venv-fixtures", ROOT / ".venv-bench"):
+        py = venv / "bin" / "python"
+        if py.exists() and subprocess.run([str(py), "-c", "import torch, numpy"], capture_output=True).returncode == 0:
+            return str(py)
+    venv = ROOT / ".venv-bench"
+    print(f"creating {venv} and installing torch + numpy from PyPI (once; a few minutes)", file=sys.stderr)
+    subprocess.check_call([sys.executable, "-m", "venv", str(venv)])
+    subprocess.check_call([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "torch", "numpy"])
+    return str(venv / "bin" / "python")
+
+
+def run_torch(args, py, model, mode, out_path, netns):
+    m = pc.MODELS[model]
+    port = str(random.randint(20000, 40000))
+    peer = [py, str(ROOT / "tools" / "torch_gpt2_peer.py"), "--mode", mode, "--n-layer", str(m["n_layer"]),
+            "--n-head", str(m["n_head"]), "--n-embd", str(m["n_embd"]), "--block-size", str(m["block_size"]),
+            "--micro-batch", str(m["micro_batch"]), "--steps", str(args.steps), "--bucket-cap-mb",
+            str(args.bucket_cap_mb), "--out", out_path, "--master-port", port]
+    env_flags = ["-x", "OMP_NUM_THREADS=1", "-x", "MKL_NUM_THREADS=1", "-x", "OPENBLAS_NUM_THREADS=1"]
+    if netns is None:
+        cmd = ["mpirun", "--allow-run-as-root", "-np", str(args.ranks), "--bind-to", "none", *env_flags,
+               *peer, "--master-addr", "127.0.0.1"]
+    else:
+        # On the simulated hosts: mpirun inside host 0 with the harness's flags; gloo on eth0.
+        inner = (f"mpirun --allow-run-as-root $ZT_NETNS_MPIRUN_ARGS --hostfile $ZT_NETNS_HOSTFILE -np {args.ranks} "
+                 f"--map-by ppr:1:node --bind-to none {' '.join(env_flags)} -x GLOO_SOCKET_IFNAME=eth0 "
+                 f"{shlex.join(peer)} --master-addr ${{ZT_NETNS_HOSTS%% *}}")
+        cmd = netns.prefix() + ["bash", "-c", inner]
+    result = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.exit(f"torch job failed ({shlex.join(cmd)}):\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
+    return [json.loads(line) for line in Path(out_path).read_text().splitlines()]
+
+
+TRAINERS = [("zt-s0", "zt", 0), ("torch-ddp", "torch", "ddp"), ("zt-s1", "zt", 1), ("torch-zro", "torch", "zero"),
+            ("zt-s2", "zt", 2)]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--models", default="tiny,small")
+    parser.add_argument("--ranks", type=int, default=2)
+    parser.add_argument("--rate", default="local", help="'local' or a tc rate for simulated hosts (bench/netns)")
+    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--check-steps", type=int, default=5)
+    parser.add_argument("--bucket-cap-mb", type=float, default=25.0, help="DDP's bucket_cap_mb")
+    parser.add_argument("--set", action="append", default=[], help="extra zerotrain KEY=VALUE")
+    parser.add_argument("--label")
+    parser.add_argument("--output")
+    args = parser.parse_args()
+    label = args.label or args.rate
+    py = torch_python()
+    torch_version = subprocess.run([py, "-c", "import torch; print(torch.__version__)"], capture_output=True,
+                                   text=True).stdout.strip()
+    netns = None if args.rate == "local" else pc.Netns(args.ranks, args.rate)
+    prefix = pc.launcher_prefix(args.ranks, netns)
+    loads = [pc.load_average()]
+    results = {}
+    try:
+        with tempfile.TemporaryDirectory(prefix="zt-perf-peer-") as tmp:
+            for model in args.models.split(","):
+                runs = {name: [] for name, _, _ in TRAINERS}
+                for rep in range(args.repeats):
+                    loads.append(pc.load_average())
+                    for name, kind, what in TRAINERS:
+                        path = os.path.join(tmp, f"{model}-{name}-{rep}")
+                        if kind == "zt":
+                            records, _ = pc.run_zerotrain(prefix, pc.model_sets(model) + [
+                                f"zero_optimization.stage={what}"] + args.set, args.steps, path)
+                        else:
+                            records = run_torch(args, py, model, what, path + ".jsonl", netns)
+                        runs[name].append(records)
+                        print(f"{model} {name} round {rep}: "
+                              f"{statistics.median(r['tokens_per_s'] for r in records[args.warmup:]):.0f} tok/s",
+                              file=sys.stderr)
+                results[model] = runs
+    finally:
+        if netns:
+            netns.down()
+
+    net = ("this machine: zerotrain through launch/zt-run (Open MPI, shared memory); PyTorch through mpirun "
+           "with gloo over loopback TCP" if netns is None else
+           f"{args.ranks} simulated hosts (bench/netns, tc tbf {args.rate} each way per host), 1 rank per host, "
+           "TCP for both (Open MPI btl tcp; gloo on eth0)")
+    lines = pc.header(f"zerotrain vs PyTorch DDP / ZeroRedundancyOptimizer ({label})", [
+        f"network: {net}; {args.ranks} ranks, 1 compute thread per rank; torch {torch_version}",
+        f"runs: {args.steps} steps each, tokens/s = median over the steps after the first {args.warmup}, then the "
+        f"median over {args.repeats} interleaved rounds; ratio = median of the per-round ratios",
+        "models: " + "; ".join(f"{m} = {pc.MODELS[m]}" for m in args.models.split(",")),
+        f"buckets: zerotrain {' '.join(args.set) or 'configs/default.yaml reduce_bucket_size'}; "
+        f"DDP bucket_cap_mb {args.bucket_cap_mb:g}",
+        f"load averages (1 min) before each round: {', '.join(l.split()[0] for l in loads)}",
+        "same initial weights (zerotrain's init reproduced bit for bit) and the same batches: losses compared step "
+        "by step"])
+    for model in args.models.split(","):
+        runs = results[model]
+        tok = {n: [statistics.median(r["tokens_per_s"] for r in recs[args.warmup:]) for recs in runs[n]]
+               for n in runs}
+        step_ms = {n: statistics.median(statistics.median(r["step_ms"] for r in recs[args.warmup:]) for recs in runs[n])
+                   for n in runs}
+        lines += ["", f"## {model}", "",
+                  "| trainer | tokens/s (median) | step ms | ratio to its peer (zerotrain / PyTorch) | "
+                  f"max loss diff, first {args.check_steps} steps | max loss diff, all {args.steps} | loss at last step |",
+                  "| --- | --- | --- | --- | --- | --- | --- |"]
+        peers = {"zt-s0": "torch-ddp", "torch-ddp": "zt-s0", "zt-s1": "torch-zro", "torch-zro": "zt-s1",
+                 "zt-s2": "torch-ddp"}
+        for name, _, _ in TRAINERS:
+            peer = peers[name]
+            zt, other = (name, peer) if name.startswith("zt") else (peer, name)
+            ratio = statistics.median(a / b for a, b in zip(tok[zt], tok[other]))
+            ref = runs[peer][0] if name.startswith("zt") else runs[name][0]
+            mine = runs[name][0] if name.startswith("zt") else runs[peer][0]
+            diffs = [abs(a["loss"] - b["loss"]) for a, b in zip(mine, ref)]
+            lines.append(f"| {name} | {statistics.median(tok[name]):.0f} | {step_ms[name]:.1f} | "
+                         f"{ratio:.2f} ({zt} / {other}) | {max(diffs[:args.check_steps]):.2e} | {max(diffs):.2e} | "
+                         f"{runs[name][0][-1]['loss']:.4f} |")
+    pc.write_results(args.output or ROOT / "bench" / "results" / f"perf_peer_{label}.md", lines)
+
+
+if __name__ == "__main__":
+    main()
