@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Ranks that disagree stop at start-up, all of them, with a message naming the difference:
+# (1) rank 1 gets another --set, (2) rank 1 reads a different copy of the data, (3) a rank-local
+# key (logging.level) may differ. usage: ranks_disagree_test.sh ZEROTRAIN REPO MPIEXEC [FLAGS...]
+source "$(dirname "$0")/lib.sh"
+make_job
+
+# (1) A wrapper that adds --set train.steps=7 on rank 1 only, as a mistyped per-node script would.
+cat >steps_differ.sh <<SH
+#!/usr/bin/env bash
+if [[ \$OMPI_COMM_WORLD_RANK == 1 ]]; then exec "$ZEROTRAIN" "\$@" --set train.steps=7; fi
+exec "$ZEROTRAIN" "\$@"
+SH
+chmod +x steps_differ.sh
+run_job 2 ./steps_differ.sh train --config config.yaml
+assert_eq "$rc" 1 "exit status of ranks with different configs"
+assert_contains "$out" "rank 1's config differs from rank 0's at train.steps: 20 (rank 0) vs 7 (rank 1)"
+assert_contains "$out" "[zt rank 1 error] stopping: the ranks disagree (rank 0 lists the differences)"
+assert_not_contains "$out" "step 1/" "output (no rank may start training)"
+assert_at_most "$ms" 30000 "ms to detect different configs"
+pass "different --set on rank 1: exit $rc after $ms ms"
+echo "timing: config_differs ${ms}ms"
+
+# (2) Each rank runs in its own directory with its own copy of data/; rank 1's has one byte changed
+# in the middle of the training shard (same name, same size: only the content hash can tell).
+for r in 0 1; do mkdir "rank$r" && cp -r data config.yaml "rank$r/"; done
+printf '\x41' | dd of=rank1/data/train_000000.bin bs=1 seek=2000 conv=notrunc status=none
+cat >data_differs.sh <<SH
+#!/usr/bin/env bash
+cd "$TMP/rank\$OMPI_COMM_WORLD_RANK" && exec "$ZEROTRAIN" "\$@"
+SH
+chmod +x data_differs.sh
+run_job 2 ./data_differs.sh train --config config.yaml
+assert_eq "$rc" 1 "exit status of ranks with different data"
+assert_contains "$out" "rank 1 reads data/train_000000.bin with a different content: crc32 of its first and last MiB"
+assert_at_most "$ms" 30000 "ms to detect different data"
+pass "different data on rank 1: exit $rc after $ms ms"
+echo "timing: data_differs ${ms}ms"
+
+# A missing file on rank 1 only (a node without the dataset) is named too.
+rm rank1/data/val_000000.bin
+run_job 2 ./data_differs.sh train --config config.yaml --set train.eval_interval=5
+assert_eq "$rc" 1 "exit status with a file missing on rank 1"
+assert_contains "$out" "rank 1 cannot read its data"
+pass "validation file missing on rank 1: exit $rc after $ms ms"
+
+# (3) Keys that only change what one rank prints are allowed to differ; the job trains to the end.
+cat >level_differs.sh <<SH
+#!/usr/bin/env bash
+if [[ \$OMPI_COMM_WORLD_RANK == 1 ]]; then exec "$ZEROTRAIN" "\$@" --set logging.level=warn; fi
+exec "$ZEROTRAIN" "\$@"
+SH
+chmod +x level_differs.sh
+run_job 2 ./level_differs.sh train --config config.yaml --set train.steps=3
+assert_eq "$rc" 0 "exit status when only logging.level differs"
+assert_contains "$out" "step 3/3"
+pass "logging.level may differ between ranks"

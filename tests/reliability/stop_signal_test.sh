@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# SIGTERM/SIGINT, as Slurm sends before a time limit or a user with Ctrl-C: every rank stops after
+# the same step, writes a final checkpoint, logs it, and exits with 128+signal; `--resume auto`
+# continues from there to the end. Cases: (1) SIGTERM to every rank (what slurmd does), then the
+# resume; (2) SIGINT to rank 1 only: rank 0 learns it through the per-step agreement; (3) SIGTERM to
+# mpirun, which forwards it; (4) checkpoints off: the log says no checkpoint was written.
+# usage: stop_signal_test.sh ZEROTRAIN REPO MPIEXEC [FLAGS...]
+source "$(dirname "$0")/lib.sh"
+make_job
+LONG=(--set train.steps=100000 --set checkpoint.interval=1000)
+
+# interrupt_after STEP SIGNAL WHO [args...]: starts a long job, sends SIGNAL to WHO ("ranks",
+# "rank1", "mpirun") once STEP is in the metrics, waits for the end; sets rc, out, stop_ms.
+interrupt_after() {
+  local step=$1 signal=$2 who=$3 sent
+  shift 3
+  rm -rf run
+  start_job 2 job.log "$ZEROTRAIN" train --config config.yaml "${LONG[@]}" "$@"
+  wait_for_step run/metrics.jsonl "$step"
+  local mpirun_pid ranks
+  mpirun_pid=$(pgrep -P "$job_pid")
+  ranks=($(rank_pids "$mpirun_pid"))
+  assert_eq "${#ranks[@]}" 2 "zerotrain processes under mpirun"
+  sent=$(now_ms)
+  case $who in
+    ranks) kill -s "$signal" "${ranks[@]}" ;;
+    rank1) kill -s "$signal" "$(pgrep -f -P "$mpirun_pid" -- "zerotrain" | while read -r p; do
+             if tr '\0' '\n' <"/proc/$p/environ" | grep -qx OMPI_COMM_WORLD_RANK=1; then echo "$p"; fi; done)" ;;
+    mpirun) kill -s "$signal" "$mpirun_pid" ;;
+  esac
+  rc=0
+  wait "$job_pid" || rc=$?
+  stop_ms=$(($(now_ms) - sent))
+  out=$(cat job.log)
+  [[ $rc != 124 ]] || fail "the job did not stop within 120 s after SIG$signal; output:"$'\n'"$out"
+}
+
+# (1) SIGTERM to every rank.
+interrupt_after 3 TERM ranks
+assert_eq "$rc" 143 "mpirun's exit status when every rank got SIGTERM"
+line=$(grep "SIGTERM received: stopping after step" <<<"$out") || fail "no stop line; output:"$'\n'"$out"
+step=$(sed -E 's/.*stopping after step ([0-9]+);.*/\1/' <<<"$line")
+ckpt=$(printf 'run/checkpoints/step_%08d' "$step")
+assert_contains "$line" "final checkpoint $ckpt written; continue with --resume auto; exit status 143"
+[[ -f $ckpt/COMPLETE ]] || fail "$ckpt is not a complete checkpoint"
+assert_at_most "$stop_ms" 10000 "ms from SIGTERM to the end of the job"
+pass "SIGTERM to the ranks: stopped after step $step in $stop_ms ms, exit 143, $ckpt complete"
+echo "timing: sigterm_ranks ${stop_ms}ms"
+run_job 2 "$ZEROTRAIN" train --config config.yaml --set train.steps=$((step + 3)) --resume auto
+assert_eq "$rc" 0 "exit status of the resumed run"
+assert_contains "$out" "resumed from $ckpt (step $step"
+assert_contains "$out" "step $((step + 3))/$((step + 3))"
+pass "--resume auto continues at step $((step + 1)) and finishes"
+
+# (2) SIGINT to rank 1 only: both ranks stop after the same step.
+interrupt_after 3 INT rank1
+assert_eq "$rc" 130 "exit status when rank 1 got SIGINT"
+assert_contains "$out" "[zt rank 0 warn] SIGINT received by another rank: stopping after step"
+assert_contains "$out" "exit status 130"
+pass "SIGINT to rank 1 only: the job stopped in $stop_ms ms, exit 130"
+echo "timing: sigint_rank1 ${stop_ms}ms"
+
+# (3) SIGTERM to mpirun: OpenMPI forwards it to the ranks, which stop cleanly as above; mpirun
+# itself then reports 1 (its own convention for a signalled job), not 143.
+interrupt_after 3 TERM mpirun
+assert_contains "$out" "SIGTERM received: stopping after step"
+assert_contains "$out" "written; continue with --resume auto; exit status 143"
+(( rc != 0 )) || fail "mpirun exited 0 after SIGTERM"
+pass "SIGTERM to mpirun: the ranks stopped cleanly in $stop_ms ms with a checkpoint, mpirun exit $rc"
+echo "timing: sigterm_mpirun ${stop_ms}ms (mpirun exit $rc)"
+
+# (4) Checkpoints off: the stop says so.
+interrupt_after 3 TERM ranks --set checkpoint.interval=0
+assert_eq "$rc" 143 "exit status with checkpoints off"
+assert_contains "$out" "no final checkpoint written (checkpoint.interval is 0); no checkpoint was saved in run/checkpoints"
+pass "SIGTERM with checkpoint.interval 0: stopped, no checkpoint, said so"
