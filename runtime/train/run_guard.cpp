@@ -11,6 +11,7 @@
 #include "comm/comm_options.h"
 #include "runtime/core/log.h"
 #include "runtime/core/mpi_check.h"
+#include "runtime/train/checkpoint_dir_check.h"
 #include "runtime/train/job_stopped.h"
 #include "runtime/train/rank_agreement.h"
 
@@ -30,10 +31,31 @@ const char* signal_name(int signal) {
 RunGuard::RunGuard(const Config& config, MPI_Comm launch_comm)
     : comm_(MpiComm::duplicate(launch_comm)),
       timeout_(static_cast<std::int64_t>(config.comm.timeout_s * 1000.0)),
+      checkpoints_on_(config.checkpoint.interval > 0),
       nonfinite_(config.train.on_nonfinite, config.train.max_consecutive_nonfinite,
                  config.precision.dtype == DType::f16) {
   ZT_MPI_CHECK(MPI_Comm_rank(comm_.get(), &rank_));
   check_ranks_agree(comm_.get(), config);
+}
+
+void RunGuard::check_checkpoint_dir(const std::filesystem::path& dir, std::uint64_t checkpoint_bytes) {
+  if (!checkpoints_on_) return;
+  const std::optional<std::string> problem = checkpoint_dir_problem(dir, rank_);
+  if (problem) log::error("checkpoint.dir: {}", *problem);  // on the rank that has it: paths differ by node
+  int failed = problem ? 1 : 0, failed_ranks = 0;
+  ZT_MPI_CHECK(MPI_Allreduce(&failed, &failed_ranks, 1, MPI_INT, MPI_SUM, comm_.get()));
+  if (failed_ranks > 0) {
+    const std::string message =
+        fmt::format("checkpoints cannot be written to {} on {} rank(s) (see their errors); stopping before the first "
+                    "step rather than at the first save; fix checkpoint.dir, or set checkpoint.interval: 0 to train "
+                    "without checkpoints",
+                    dir.string(), failed_ranks);
+    if (rank_ == 0) log::error("{}", message);
+    throw JobStopped(kExitCheckpointDirUnusable, message);
+  }
+  if (rank_ != 0) return;
+  if (std::optional<std::string> warning = checkpoint_space_warning(dir, checkpoint_bytes))
+    log::warn("checkpoint.dir: {}", *warning);
 }
 
 int RunGuard::signal_on_any_rank() {

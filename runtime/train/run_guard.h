@@ -1,6 +1,7 @@
 // The step loop's safety checks, so that a failure ends the job loudly, quickly and on every
 // rank at the same step:
-//   - at start-up, that all ranks run the same config on the same data (rank_agreement.h);
+//   - at start-up, that all ranks run the same config on the same data (rank_agreement.h), and
+//     that checkpoints can be written (checkpoint_dir_check.h);
 //   - after each step, that the loss and gradients are finite (nonfinite_guard.h);
 //   - after each step, whether any rank got SIGTERM/SIGINT (stop_signal.h): the ranks agree with
 //     one 4-byte all-reduce (MAX) so they all stop after the same step.
@@ -12,6 +13,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 
@@ -38,6 +40,11 @@ class RunGuard {
   // when they do not) and installs the SIGTERM/SIGINT handler.
   RunGuard(const Config& config, MPI_Comm launch_comm);
 
+  // Collective. When checkpoints are on (checkpoint.interval > 0): if any rank cannot write into
+  // `dir`, every rank stops now (JobStopped, exit 1) instead of at the first save; rank 0 warns
+  // when a checkpoint of about `checkpoint_bytes` does not fit in the free space.
+  void check_checkpoint_dir(const std::filesystem::path& dir, std::uint64_t checkpoint_bytes);
+
   // Collective (every rank calls it after every step). Why the job must stop after `step`, or nothing.
   std::optional<StopRequest> after_step(std::int64_t step, const StepStats& stats);
 
@@ -54,6 +61,7 @@ class RunGuard {
   MpiComm comm_;
   int rank_ = 0;
   std::chrono::milliseconds timeout_;
+  bool checkpoints_on_;
   StopSignalHandler signals_;
   NonFiniteGuard nonfinite_;
 };

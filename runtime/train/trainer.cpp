@@ -73,6 +73,8 @@ Trainer::Trainer(const Config& config) : config_(config), schedule_(lr_schedule(
   }
 
   restore_or_init();
+  // An unwritable checkpoint.dir fails now rather than at the first save (master weights, m and v: 12 B/param).
+  guard_->check_checkpoint_dir(checkpoint_root_, model_->param_count() * 3 * sizeof(float));
 
   const double world = comm_->world_size();
   const double accumulation = static_cast<double>(config.train.gradient_accumulation_steps);

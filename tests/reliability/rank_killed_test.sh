@@ -79,3 +79,26 @@ assert_contains "$out" "step 40/40"
 final_loss=$(last_loss run/metrics.jsonl)
 assert_eq "$final_loss" "$reference_loss" "final loss after kill + auto-resume vs uninterrupted"
 pass "kill -9 of rank 1 after step 10, auto-resume ($resumed) finished with the uninterrupted run's final loss $final_loss"
+
+# (4) Rank 1 dies while the checkpoint of step 8 is being written (CK's test hook
+# ZT_TEST_CRASH_IN_CHECKPOINT makes the writer _exit mid-write; set for rank 1 only): the job ends,
+# step 4 stays the newest complete checkpoint, and auto-resume finishes with the reference loss.
+rm -rf run
+cat >crash_rank1_in_save.sh <<SH
+#!/usr/bin/env bash
+if [[ \$OMPI_COMM_WORLD_RANK == 1 && ! -e $TMP/crashed_once ]]; then
+  touch $TMP/crashed_once
+  export ZT_TEST_CRASH_IN_CHECKPOINT=8
+fi
+exec "$ZEROTRAIN" "\$@"
+SH
+chmod +x crash_rank1_in_save.sh
+rc=0
+"$REPO/launch/auto-resume.sh" --backoff 0 --max-restarts 2 -- \
+  timeout -k 5 120 "$MPIEXEC" "${MPI_FLAGS[@]}" -np 2 ./crash_rank1_in_save.sh train --config config.yaml "${JOB[@]}" \
+  >job.log 2>&1 || rc=$?
+out=$(cat job.log)
+assert_eq "$rc" 0 "exit status of auto-resume after rank 1 died mid-checkpoint"
+assert_contains "$out" "resumed from run/checkpoints/step_00000004 (step 4"
+assert_eq "$(last_loss run/metrics.jsonl)" "$reference_loss" "final loss after a crash mid-checkpoint + auto-resume"
+pass "rank 1 died writing step 8: resumed from step 4, same final loss"

@@ -1,0 +1,43 @@
+#include "runtime/train/checkpoint_dir_check.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+#include "runtime/core/memory.h"
+
+namespace zt {
+
+std::optional<std::string> checkpoint_dir_problem(const std::filesystem::path& dir, int rank) {
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error) return fmt::format("cannot create {}: {}", dir.string(), error.message());
+  const std::filesystem::path probe = dir / fmt::format(".write_probe.rank{}", rank);
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return fmt::format("cannot create a file in {}: {}", dir.string(), std::strerror(errno));
+  const char byte = 0;
+  std::optional<std::string> problem;
+  if (::write(fd, &byte, 1) != 1 || ::fsync(fd) != 0)
+    problem = fmt::format("cannot write into {}: {}", dir.string(), std::strerror(errno));
+  ::close(fd);
+  std::filesystem::remove(probe, error);
+  return problem;
+}
+
+std::optional<std::string> checkpoint_space_warning(const std::filesystem::path& dir, std::uint64_t checkpoint_bytes) {
+  struct statvfs fs {};
+  if (::statvfs(dir.c_str(), &fs) != 0) return std::nullopt;  // the save will say what is wrong
+  const std::uint64_t free_bytes = static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize;
+  if (free_bytes >= checkpoint_bytes) return std::nullopt;
+  return fmt::format("{} has {} free but a checkpoint takes about {}: saving will fail with 'No space left on "
+                     "device' unless space is freed",
+                     dir.string(), format_bytes(static_cast<std::int64_t>(free_bytes)),
+                     format_bytes(static_cast<std::int64_t>(checkpoint_bytes)));
+}
+
+}  // namespace zt
