@@ -91,8 +91,9 @@ std::string format_bound(double bound, bool integers) {
 std::string range_text(const NumberRange& range, bool integers) {
   bool has_min = std::isfinite(range.min);
   bool has_max = std::isfinite(range.max);
-  std::string min = format_bound(range.min, integers);
-  std::string max = format_bound(range.max, integers);
+  // Only finite bounds are formatted: casting an infinite one to an integer is undefined behaviour.
+  std::string min = has_min ? format_bound(range.min, integers) : "";
+  std::string max = has_max ? format_bound(range.max, integers) : "";
   if (has_min && has_max) {
     if (integers && !range.min_exclusive && !range.max_exclusive) return min + ".." + max;
     return fmt::format("{}{}, {}{}", range.min_exclusive ? "(" : "[", min, max, range.max_exclusive ? ")" : "]");
