@@ -32,6 +32,7 @@ RunGuard::RunGuard(const Config& config, MPI_Comm launch_comm)
     : comm_(MpiComm::duplicate(launch_comm)),
       timeout_(static_cast<std::int64_t>(config.comm.timeout_s * 1000.0)),
       checkpoints_on_(config.checkpoint.interval > 0),
+      last_step_(config.train.steps),
       nonfinite_(config.train.on_nonfinite, config.train.max_consecutive_nonfinite,
                  config.precision.dtype == DType::f16) {
   ZT_MPI_CHECK(MPI_Comm_rank(comm_.get(), &rank_));
@@ -85,6 +86,9 @@ std::optional<StopRequest> RunGuard::after_step(std::int64_t step, const StepSta
   // Every rank computes the same verdict from the same (all-reduced) statistics.
   if (std::optional<std::string> why = nonfinite_.check(step, stats))
     return StopRequest{StopRequest::Reason::nonfinite, step, kExitNonFiniteLoss, std::move(*why)};
+  // At the last step the job ends (and saves) anyway: a late signal changes nothing, and the
+  // job should report success. Every rank has the same last step, so all skip the all-reduce.
+  if (step >= last_step_) return std::nullopt;
   if (const int signal = signal_on_any_rank()) {
     const bool here = StopSignalHandler::received() != 0;
     return StopRequest{StopRequest::Reason::signal, step, exit_status_for_signal(signal),

@@ -62,6 +62,7 @@ class RunGuard {
   int rank_ = 0;
   std::chrono::milliseconds timeout_;
   bool checkpoints_on_;
+  std::int64_t last_step_;
   StopSignalHandler signals_;
   NonFiniteGuard nonfinite_;
 };
