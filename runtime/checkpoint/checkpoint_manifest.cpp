@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
+#include <limits>
+#include <string_view>
+
 #include "runtime/core/error.h"
 
 namespace zt::checkpoint {
@@ -11,9 +15,33 @@ nlohmann::ordered_json shard_file_to_json(const ShardFileEntry& entry) {
           {"crc32", entry.crc32}};
 }
 
+namespace {
+
+// An integer member of a manifest object in [min, max] of Int. nlohmann's get<Int>() converts a
+// float (1e300, -1.5) with undefined behaviour, so the kind and range are checked first.
+template <typename Int>
+Int integer_at(const nlohmann::json& object, const char* key, Int min = std::numeric_limits<Int>::min(),
+               Int max = std::numeric_limits<Int>::max()) {
+  const nlohmann::json& value = object.at(key);
+  bool in_range = false;
+  if (value.is_number_unsigned()) {
+    auto v = value.get<std::uint64_t>();
+    in_range = v <= static_cast<std::uint64_t>(max) && (min <= 0 || v >= static_cast<std::uint64_t>(min));
+  } else if (value.is_number_integer()) {
+    auto v = value.get<std::int64_t>();
+    in_range = v >= static_cast<std::int64_t>(min) &&
+               (max > static_cast<Int>(std::numeric_limits<std::int64_t>::max()) || v <= static_cast<std::int64_t>(max));
+  }
+  if (!in_range)
+    throw UserError(fmt::format("'{}' must be an integer in [{}, {}], found {}", key, min, max, value.dump()));
+  return value.get<Int>();
+}
+
+}  // namespace
+
 ShardFileEntry shard_file_from_json(const nlohmann::json& json) {
-  return {json.at("name").get<std::string>(), json.at("rank").get<int>(), json.at("kind").get<std::string>(),
-          json.at("bytes").get<std::uint64_t>(), json.at("crc32").get<std::uint32_t>()};
+  return {json.at("name").get<std::string>(), integer_at<int>(json, "rank", 0), json.at("kind").get<std::string>(),
+          integer_at<std::uint64_t>(json, "bytes"), integer_at<std::uint32_t>(json, "crc32")};
 }
 
 nlohmann::ordered_json manifest_to_json(const Manifest& m) {
@@ -46,28 +74,33 @@ nlohmann::ordered_json manifest_to_json(const Manifest& m) {
 Manifest manifest_from_json(const nlohmann::json& json, const std::filesystem::path& source) {
   Manifest m;
   try {
-    m.format_version = json.at("format_version").get<int>();
+    m.format_version = integer_at<int>(json, "format_version");
     if (m.format_version != kFormatVersion)
       throw UserError(fmt::format("{}: unsupported checkpoint format version {} (this zerotrain reads version {})",
                                   source.string(), m.format_version, kFormatVersion));
-    m.step = json.at("step").get<std::int64_t>();
-    m.optimizer_steps = json.at("optimizer_steps").get<std::int64_t>();
-    m.world_size = json.at("world_size").get<int>();
-    m.zero_stage = json.at("zero_stage").get<int>();
+    m.step = integer_at<std::int64_t>(json, "step", 0);
+    m.optimizer_steps = integer_at<std::int64_t>(json, "optimizer_steps", 0);
+    m.world_size = integer_at<int>(json, "world_size", 1);
+    m.zero_stage = integer_at<int>(json, "zero_stage", 0, 3);
     const nlohmann::json& partition = json.at("partition");
-    m.shard_ranks = partition.at("shard_ranks").get<int>();
-    m.shard_numel = partition.at("shard_numel").get<std::size_t>();
+    m.shard_ranks = integer_at<int>(partition, "shard_ranks", 1);
+    m.shard_numel = integer_at<std::size_t>(partition, "shard_numel");
     for (const nlohmann::json& b : partition.at("blocks"))
-      m.blocks.push_back({b.at("name").get<std::string>(), b.at("numel").get<std::size_t>(),
-                          b.at("chunk_numel").get<std::size_t>(), b.at("shard_offset").get<std::size_t>()});
+      m.blocks.push_back({b.at("name").get<std::string>(), integer_at<std::size_t>(b, "numel"),
+                          integer_at<std::size_t>(b, "chunk_numel"), integer_at<std::size_t>(b, "shard_offset")});
     m.loader = data::loader_position_from_json(json.at("loader"), source.string());
     const nlohmann::json& s = json.at("loss_scaler");
-    m.loss_scaler = {s.at("scale").get<double>(), s.at("hysteresis_left").get<int>(),
-                     s.at("iteration").get<std::int64_t>(), s.at("last_overflow_iteration").get<std::int64_t>(),
-                     s.at("skipped_steps").get<std::int64_t>()};
+    if (!s.at("scale").is_number() || !(s.at("scale").get<double>() > 0.0))
+      throw UserError(fmt::format("'scale' must be a number > 0, found {}", s.at("scale").dump()));
+    m.loss_scaler = {s.at("scale").get<double>(), integer_at<int>(s, "hysteresis_left"),
+                     integer_at<std::int64_t>(s, "iteration", 0), integer_at<std::int64_t>(s, "last_overflow_iteration", -1),
+                     integer_at<std::int64_t>(s, "skipped_steps", 0)};
     for (const nlohmann::json& f : json.at("files")) m.files.push_back(shard_file_from_json(f));
     m.config_yaml = json.at("config_yaml").get<std::string>();
   } catch (const nlohmann::json::exception& e) {
+    throw UserError(fmt::format("{}: not a valid checkpoint manifest: {}", source.string(), e.what()));
+  } catch (const UserError& e) {
+    if (std::string_view(e.what()).starts_with(source.string())) throw;
     throw UserError(fmt::format("{}: not a valid checkpoint manifest: {}", source.string(), e.what()));
   }
   if (m.shard_ranks < 1) throw UserError(fmt::format("{}: partition.shard_ranks must be >= 1", source.string()));

@@ -211,20 +211,6 @@ void fuzz_manifests(Tally& tally) {
   const nlohmann::json good = nlohmann::json::parse(zt::checkpoint::manifest_to_json(valid).dump());
   std::vector<std::string> pointers;
   collect_pointers(good, "", pointers);
-  // A non-integral number where the manifest wants an integer (1e300, -1.5, 4e60) reaches nlohmann's
-  // get<integer>(), whose float-to-integer cast is undefined behaviour (found by this test under
-  // -fsanitize=float-cast-overflow; runtime/checkpoint/checkpoint_manifest.cpp should check
-  // is_number_integer() first). Until that is fixed such cases are counted, not run;
-  // ZT_FUZZ_MANIFEST_FLOAT_INTEGERS=1 runs them.
-  const bool run_float_integers = std::getenv("ZT_FUZZ_MANIFEST_FLOAT_INTEGERS") != nullptr;
-  int float_integer_cases = 0;
-  auto float_where_integer = [&](const nlohmann::json& json) {
-    for (const std::string& pointer : pointers) {
-      const nlohmann::json::json_pointer where(pointer);
-      if (good[where].is_number_integer() && json.contains(where) && json[where].is_number_float()) return true;
-    }
-    return false;
-  };
   // As CheckpointReader reads manifest.json: a JSON syntax error is its own UserError, then the fields.
   auto check = [&](const std::string& name, const std::string& text) {
     nlohmann::json json;
@@ -232,10 +218,6 @@ void fuzz_manifests(Tally& tally) {
       json = nlohmann::json::parse(text);
     } catch (const nlohmann::json::parse_error& e) {
       run_case(tally, name, [&] { throw zt::UserError(e.what()); });
-      return;
-    }
-    if (!run_float_integers && float_where_integer(json)) {
-      ++float_integer_cases;
       return;
     }
     run_case(tally, name, [&] { zt::checkpoint::manifest_from_json(json, "manifest.json"); });
@@ -265,10 +247,6 @@ void fuzz_manifests(Tally& tally) {
     edited[rng() % edited.size()] = static_cast<char>(rng() % 256);
     check(fmt::format("manifest with byte edit #{}", i), edited);
   }
-  if (float_integer_cases > 0)
-    std::printf("manifests: %d cases with a float where an integer belongs not run (known undefined behaviour in "
-                "manifest_from_json; ZT_FUZZ_MANIFEST_FLOAT_INTEGERS=1 runs them)\n",
-                float_integer_cases);
   check("manifest as an array", "[1, 2, 3]");
   check("empty manifest", "");
   check("manifest null", "null");
