@@ -45,7 +45,8 @@ MemoryPlan plan_memory(const models::Model& model, const ZeroOptions& options, i
       if (plan.block(b).numel <= options.stage3_param_persistence_threshold) persistent += numel;
     }
     std::size_t ahead = options.stage3_prefetch_bucket_size == 0 ? 0 : options.stage3_prefetch_bucket_size + largest;
-    m.gathered_bound = c * static_cast<std::int64_t>(largest_pair + ahead + persistent);
+    // Each block is gathered at most once at a time, so never more than the whole model.
+    m.gathered_bound = c * std::min(static_cast<std::int64_t>(largest_pair + ahead + persistent), padded_total);
   }
   return m;
 }

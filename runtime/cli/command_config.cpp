@@ -5,32 +5,26 @@
 #include <vector>
 
 #include "runtime/cli/command.h"
+#include "runtime/cli/config_options.h"
 #include "runtime/config/config.h"
 
 namespace zt::cli {
 namespace {
 
 void declare_options(po::options_description& options) {
-  options.add_options()
-      ("config,c", po::value<std::string>()->value_name("FILE"), "experiment config (YAML) to resolve")
-      ("set", po::value<std::vector<std::string>>()->value_name("KEY=VALUE")->composing(),
-       "override one key after the file is read, e.g. --set zero_optimization.stage=3; the value is YAML; "
-       "repeatable")
-      ("reference", po::bool_switch(), "print the Markdown reference of every config key (docs/config.md) instead");
+  declare_config_options(options, /*required=*/false);
+  options.add_options()("reference", po::bool_switch(),
+                        "print the Markdown reference of every config key (docs/config.md) instead");
 }
 
 int run(const po::variables_map& options, std::ostream& out) {
-  const bool has_config = options.count("config") > 0;
-  const bool has_overrides = options.count("set") > 0;
   if (options["reference"].as<bool>()) {
-    if (has_config || has_overrides) throw UsageError("--reference takes no --config or --set");
+    if (has_config_options(options)) throw UsageError("--reference takes no --config or --set");
     out << config_reference_markdown();
     return 0;
   }
-  if (!has_config) throw UsageError("the option '--config' is required (or --reference)");
-  std::vector<std::string> overrides;
-  if (has_overrides) overrides = options["set"].as<std::vector<std::string>>();
-  out << config_to_yaml(load_config(options["config"].as<std::string>(), overrides));
+  if (!options.count("config")) throw UsageError("the option '--config' is required (or --reference)");
+  out << config_to_yaml(load_config_options(options));
   return 0;
 }
 

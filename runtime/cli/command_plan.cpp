@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "runtime/cli/command.h"
+#include "runtime/cli/config_options.h"
 #include "runtime/config/config.h"
 #include "runtime/train/job_settings.h"
 #include "zero/memory_plan.h"
@@ -13,19 +14,15 @@ namespace zt::cli {
 namespace {
 
 void declare_options(po::options_description& options) {
+  declare_config_options(options);
   options.add_options()
-      ("config,c", po::value<std::string>()->value_name("FILE")->required(), "experiment config (YAML)")
-      ("set", po::value<std::vector<std::string>>()->value_name("KEY=VALUE")->composing(),
-       "override one config key; repeatable")
       ("world-size,n", po::value<int>()->value_name("N")->default_value(1), "number of data-parallel ranks")
       ("device", po::value<std::string>()->value_name("DEV")->default_value("cpu"),
        "device the plan is for: cpu or cuda (activation layouts differ slightly)");
 }
 
 int run(const po::variables_map& options, std::ostream& out) {
-  std::vector<std::string> overrides;
-  if (options.count("set")) overrides = options["set"].as<std::vector<std::string>>();
-  Config config = load_config(options["config"].as<std::string>(), overrides);
+  Config config = load_config_options(options);
   const int world = options["world-size"].as<int>();
   if (world < 1) throw UsageError("--world-size must be at least 1");
   const Device device = Device::parse(options["device"].as<std::string>());

@@ -9,6 +9,7 @@
 
 #include "comm/mpi_bootstrap.h"
 #include "runtime/cli/command.h"
+#include "runtime/cli/config_options.h"
 #include "runtime/config/config.h"
 #include "runtime/core/log.h"
 #include "runtime/trace/step_range.h"
@@ -19,10 +20,8 @@ namespace zt::cli {
 namespace {
 
 void declare_options(po::options_description& options) {
+  declare_config_options(options);
   options.add_options()
-      ("config,c", po::value<std::string>()->value_name("FILE")->required(), "experiment config (YAML)")
-      ("set", po::value<std::vector<std::string>>()->value_name("KEY=VALUE")->composing(),
-       "override one config key, e.g. --set train.steps=50; repeatable")
       ("resume", po::value<std::string>()->value_name("auto|PATH|none"),
        "continue from a checkpoint: auto = the newest complete one in checkpoint.dir (overrides checkpoint.resume)")
       ("trace", po::value<std::string>()->value_name("STEPS"),
@@ -31,11 +30,9 @@ void declare_options(po::options_description& options) {
 }
 
 int run(const po::variables_map& options, std::ostream&) {
-  std::vector<std::string> overrides;
-  if (options.count("set")) overrides = options["set"].as<std::vector<std::string>>();
   // Every rank reads and checks the config before MPI starts, so a mistake in it is reported the
   // same way (and once per rank at worst) without any rank waiting on another.
-  Config config = load_config(options["config"].as<std::string>(), overrides);
+  Config config = load_config_options(options);
   if (options.count("resume")) config.checkpoint.resume = options["resume"].as<std::string>();
   std::optional<trace::StepRange> trace_steps;
   if (options.count("trace")) {
