@@ -65,7 +65,10 @@ def header(title, extra_lines=()):
     lines = [f"# {title}", "",
              f"- commit: {git_state()}; binary {zerotrain_bin()}",
              f"- machine: {machine()}",
-             f"- date: {time.strftime('%Y-%m-%dT%H:%MZ', time.gmtime())}; load average at start: {load_average()}"]
+             f"- table written {time.strftime('%Y-%m-%dT%H:%MZ', time.gmtime())} (end of the measurements); load average then: {load_average()}"]
+    env = [f"{k}={v}" for k, v in sorted(os.environ.items()) if k.startswith(("OPENBLAS_", "OMPI_MCA_", "ZT_MPI"))]
+    if env:
+        lines.append(f"- environment: {' '.join(env)}")
     lines += [f"- {line}" for line in extra_lines]
     return lines
 

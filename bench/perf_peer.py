@@ -69,9 +69,10 @@ def run_torch(args, py, model, mode, out_path, netns):
                  f"{shlex.join(peer)} --master-addr ${{ZT_NETNS_HOSTS%% *}}")
         cmd = netns.prefix() + ["bash", "-c", inner]
     result = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
-    if result.returncode != 0:
+    records = [json.loads(line) for line in Path(out_path).read_text().splitlines()] if Path(out_path).exists() else []
+    if result.returncode != 0 or len(records) != args.steps:
         sys.exit(f"torch job failed ({shlex.join(cmd)}):\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
-    return [json.loads(line) for line in Path(out_path).read_text().splitlines()]
+    return records
 
 
 TRAINERS = [("zt-s0", "zt", 0), ("torch-ddp", "torch", "ddp"), ("zt-s1", "zt", 1), ("torch-zro", "torch", "zero"),

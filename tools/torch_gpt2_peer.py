@@ -370,8 +370,14 @@ def main():
                                   "grad_norm": float(norm), "step_ms": step_ms,
                                   "tokens_per_s": args.micro_batch * T * world / (step_ms / 1000.0)}) + "\n")
             out.flush()
+    if out:
+        out.close()
     dist.barrier()
-    dist.destroy_process_group()
+    # Leave without tearing down the process group: with ZeroRedundancyOptimizer, torch 2.x's gloo
+    # teardown at interpreter exit can abort ("terminate called without an active exception").
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":
