@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <csignal>
 #include <chrono>
 #include <cmath>
 #include <stdexcept>
@@ -94,7 +95,7 @@ ZeroEngine::ZeroEngine(const models::Model& model, models::ComputeContext& ctx, 
   master_ = Buffer(device, DType::f32, plan_.shard_numel(), MemCategory::optimizer, tracker);
   exp_avg_ = Buffer(device, DType::f32, plan_.shard_numel(), MemCategory::optimizer, tracker);
   exp_avg_sq_ = Buffer(device, DType::f32, plan_.shard_numel(), MemCategory::optimizer, tracker);
-  stats_ = Buffer(device, DType::f32, 2, MemCategory::workspace, tracker);
+  stats_ = Buffer(device, DType::f32, 5, MemCategory::workspace, tracker);
   param_sync_.resize(blocks);
   reducer_ = std::make_unique<GradientReducer>(plan_, tied_to_, comm, ctx.stream(), device, options.comm_dtype,
                                                options.overlap_comm, tracker);
@@ -259,7 +260,7 @@ double ZeroEngine::forward_backward(models::Activations& acts, bool boundary, do
   return loss;
 }
 
-StepStats ZeroEngine::train_step(const LoadMicroBatch& load, double lr) {
+StepStats ZeroEngine::train_step(const LoadMicroBatch& load, double lr, int local_stop_signal) {
   const auto start = Clock::now();
   StepStats stats;
   double loss_sum = 0.0;
@@ -271,40 +272,40 @@ StepStats ZeroEngine::train_step(const LoadMicroBatch& load, double lr) {
     loss_sum += forward_backward(*acts_, micro + 1 == options_.gradient_accumulation_steps, stats.exposed_comm_ms);
   }
   Event optimizer_begin = trace_mark(timeline_, ctx_.stream());
-  optimizer_step(lr, stats);
+  optimizer_step(lr, loss_sum / options_.gradient_accumulation_steps, local_stop_signal, stats);
   if (timeline_)
     timeline_->add_stream_span(trace::Lane::compute, "optimizer step", optimizer_begin, ctx_.stream().record());
-  // The loss average over ranks rides on the same small buffer as the gradient statistics.
-  std::vector<float> mean_loss = {static_cast<float>(loss_sum / options_.gradient_accumulation_steps), 0.0f};
-  upload(ctx_.stream(), stats_.view(), mean_loss.data(), tracker_);
-  Work loss_work = comm_.all_reduce(stats_.view(), ReduceOp::avg, ctx_.stream());
-  if (timeline_) timeline_->add_collective("all_reduce loss", loss_work);
-  wait_traced(loss_work, timeline_, "wait loss");
-  stats.loss = download_f32(ctx_.stream(), stats_.view(), tracker_)[0];
-  other_works_.push_back(loss_work);
   stats.comm_ms = collective_ms(other_works_);
   stats.step_ms = ms_since(start);
   retired_.free_completed();
   return stats;
 }
 
-void ZeroEngine::optimizer_step(double lr, StepStats& stats) {
+void ZeroEngine::optimizer_step(double lr, double local_loss, int local_stop_signal, StepStats& stats) {
   Stream& stream = ctx_.stream();
-  // Local statistics of this rank's reduced gradient, then the global sum over the shards.
+  // One small all-reduce (sum) before the update carries everything the ranks must agree on: the
+  // squared norm of each shard (stage 0: every rank holds the whole gradient, so rank 0 alone
+  // contributes it), whether any rank saw inf/NaN, the loss, and which ranks received a stop
+  // signal (counted per signal, as a sum cannot carry a maximum). Issuing it before the stage 1/2
+  // parameter all-gathers keeps it from queueing behind them on the comm stream.
   GradStats local = local_grad_stats();
-  double sum_of_squares = local.sum_of_squares;
-  bool non_finite = local.non_finite;
-  if (options_.stage > 0 && comm_.world_size() > 1) {
-    std::vector<float> pair = {static_cast<float>(local.sum_of_squares), local.non_finite ? 1.0f : 0.0f};
-    upload(stream, stats_.view(), pair.data(), tracker_);
-    Work work = comm_.all_reduce(stats_.view(), ReduceOp::sum, stream);
-    if (timeline_) timeline_->add_collective("all_reduce grad norm", work);
-    wait_traced(work, timeline_, "wait grad norm");
-    other_works_.push_back(work);
-    std::vector<float> global = download_f32(stream, stats_.view(), tracker_);
-    sum_of_squares = global[0];
-    non_finite = global[1] != 0.0f || !std::isfinite(global[0]);
-  }
+  const bool whole_gradient = options_.stage == 0;
+  std::vector<float> values = {
+      whole_gradient && comm_.rank() != 0 ? 0.0f : static_cast<float>(local.sum_of_squares),
+      local.non_finite ? 1.0f : 0.0f, static_cast<float>(local_loss),
+      local_stop_signal == SIGTERM ? 1.0f : 0.0f, local_stop_signal == SIGINT ? 1.0f : 0.0f};
+  upload(stream, stats_.view(), values.data(), tracker_);
+  Work work = comm_.all_reduce(stats_.view(), ReduceOp::sum, stream);
+  if (timeline_) timeline_->add_collective("all_reduce grad norm, loss", work);
+  const auto wait_start = Clock::now();
+  wait_traced(work, timeline_, "wait grad norm, loss");
+  stats.exposed_comm_ms += ms_since(wait_start);
+  other_works_.push_back(work);
+  std::vector<float> global = download_f32(stream, stats_.view(), tracker_);
+  const double sum_of_squares = whole_gradient ? local.sum_of_squares : global[0];
+  const bool non_finite = global[1] != 0.0f || !std::isfinite(sum_of_squares);
+  stats.loss = static_cast<double>(global[2]) / comm_.world_size();
+  stats.stop_signal = global[3] > 0.0f ? SIGTERM : global[4] > 0.0f ? SIGINT : 0;
   const double scale = options_.loss_scaling ? loss_scaler_.scale() : 1.0;
   stats.loss_scale = scale;
   stats.grad_norm = std::sqrt(sum_of_squares) / scale;
@@ -365,7 +366,7 @@ double ZeroEngine::eval_loss(const LoadMicroBatch& load) {
   load(*acts_, 0);
   double exposed_ms = 0.0;
   forward_pass(*acts_, exposed_ms, false);
-  std::vector<float> loss = {acts_->mean_loss(), 0.0f};
+  std::vector<float> loss = {acts_->mean_loss(), 0.0f, 0.0f, 0.0f, 0.0f};
   upload(ctx_.stream(), stats_.view(), loss.data(), tracker_);
   Work work = comm_.all_reduce(stats_.view(), ReduceOp::avg, ctx_.stream());
   if (timeline_) timeline_->add_collective("all_reduce eval loss", work);

@@ -46,6 +46,7 @@ struct StepStats {
   double step_ms = 0.0;        // wall time of the whole step on this rank
   double comm_ms = 0.0;        // summed duration of this step's collectives on the comm stream
   double exposed_comm_ms = 0.0;  // time the compute side waited for communication
+  int stop_signal = 0;         // the stop signal some rank received (SIGTERM over SIGINT), or 0
 };
 
 // Where a checkpoint load gets this rank's fp32 optimizer state from: elements [begin,
@@ -78,7 +79,10 @@ class ZeroEngine {
 
   // GPT-2 initialisation from seed, identical on every rank; each rank keeps what it owns.
   void init_parameters(std::uint64_t seed);
-  StepStats train_step(const LoadMicroBatch& load, double lr);
+  // local_stop_signal: a stop signal this rank received (SIGINT/SIGTERM), or 0. It rides on the
+  // step's one statistics all-reduce, so every rank learns of any rank's signal at the same step
+  // without a collective of its own (StepStats::stop_signal).
+  StepStats train_step(const LoadMicroBatch& load, double lr, int local_stop_signal = 0);
   // Mean loss of one forward pass (no gradients), averaged over ranks.
   double eval_loss(const LoadMicroBatch& load);
 
@@ -118,7 +122,7 @@ class ZeroEngine {
   models::BlockParams block_params(std::size_t block, const std::vector<BufferView>& gathered) const;
   double forward_backward(models::Activations& acts, bool boundary, double& exposed_ms);
   void forward_pass(models::Activations& acts, double& exposed_ms, bool backward_follows);
-  void optimizer_step(double lr, StepStats& stats);
+  void optimizer_step(double lr, double local_loss, int local_stop_signal, StepStats& stats);
   void sync_parameters();
   BufferView block_grad(std::size_t block);
   double collective_ms(std::vector<Work>& works);
@@ -138,7 +142,7 @@ class ZeroEngine {
   std::vector<Buffer> block_grads_;    // stages 0/1: every block's gradient; 2/3: while in flight
   Buffer grad_shard_;                  // f32 reduced gradients of this rank's shard
   Buffer master_, exp_avg_, exp_avg_sq_;
-  Buffer stats_;                       // f32 [sum of squares, non-finite] for the global norm
+  Buffer stats_;                       // f32 [sum of squares, non-finite, loss, SIGTERMs, SIGINTs], summed
   std::vector<Work> param_sync_;       // stages 1/2: each block's pending all-gather
   std::unique_ptr<GradientReducer> reducer_;
   std::unique_ptr<ParamGatherer> gatherer_;

@@ -6,9 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <thread>
 
-#include "comm/comm_options.h"
 #include "runtime/core/log.h"
 #include "runtime/core/mpi_check.h"
 #include "runtime/train/checkpoint_dir_check.h"
@@ -30,7 +28,6 @@ const char* signal_name(int signal) {
 
 RunGuard::RunGuard(const Config& config, MPI_Comm launch_comm)
     : comm_(MpiComm::duplicate(launch_comm)),
-      timeout_(static_cast<std::int64_t>(config.comm.timeout_s * 1000.0)),
       checkpoints_on_(config.checkpoint.interval > 0),
       last_step_(config.train.steps),
       nonfinite_(config.train.on_nonfinite, config.train.max_consecutive_nonfinite,
@@ -59,37 +56,16 @@ void RunGuard::check_checkpoint_dir(const std::filesystem::path& dir, std::uint6
     log::warn("checkpoint.dir: {}", *warning);
 }
 
-int RunGuard::signal_on_any_rank() {
-  const int mine = StopSignalHandler::received();
-  int any = 0;
-  MPI_Request request = MPI_REQUEST_NULL;
-  ZT_MPI_CHECK(MPI_Iallreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm_.get(), &request));
-  // Poll rather than block, so that a peer that died cannot hang this rank here: the same
-  // timeout and exit status as the comm watchdog.
-  const auto start = std::chrono::steady_clock::now();
-  for (int done = 0;;) {
-    ZT_MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
-    if (done) return any;
-    const auto waited = std::chrono::steady_clock::now() - start;
-    if (waited > timeout_) {
-      log::error("comm timeout: the per-step stop-signal all-reduce has not completed after {:.1f} s (comm.timeout "
-                 "{:.1f} s); a peer rank may have died; ending this process with exit code {}",
-                 std::chrono::duration<double>(waited).count(), timeout_.count() / 1000.0, kCommTimeoutExitCode);
-      std::fflush(nullptr);
-      std::_Exit(kCommTimeoutExitCode);
-    }
-    if (waited > std::chrono::milliseconds(1)) std::this_thread::sleep_for(std::chrono::microseconds(50));
-  }
-}
+int RunGuard::local_stop_signal() const { return StopSignalHandler::received(); }
 
 std::optional<StopRequest> RunGuard::after_step(std::int64_t step, const StepStats& stats) {
   // Every rank computes the same verdict from the same (all-reduced) statistics.
   if (std::optional<std::string> why = nonfinite_.check(step, stats))
     return StopRequest{StopRequest::Reason::nonfinite, step, kExitNonFiniteLoss, std::move(*why)};
   // At the last step the job ends (and saves) anyway: a late signal changes nothing, and the
-  // job should report success. Every rank has the same last step, so all skip the all-reduce.
+  // job should report success.
   if (step >= last_step_) return std::nullopt;
-  if (const int signal = signal_on_any_rank()) {
+  if (const int signal = stats.stop_signal) {
     const bool here = StopSignalHandler::received() != 0;
     return StopRequest{StopRequest::Reason::signal, step, exit_status_for_signal(signal),
                        fmt::format("{} received{}: stopping after step {}", signal_name(signal),

@@ -11,7 +11,6 @@
 
 #include <mpi.h>
 
-#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -45,7 +44,11 @@ class RunGuard {
   // when a checkpoint of about `checkpoint_bytes` does not fit in the free space.
   void check_checkpoint_dir(const std::filesystem::path& dir, std::uint64_t checkpoint_bytes);
 
-  // Collective (every rank calls it after every step). Why the job must stop after `step`, or nothing.
+  // The stop signal this rank received (0: none), for the engine's step all-reduce, which tells
+  // every rank of any rank's signal (StepStats::stop_signal).
+  int local_stop_signal() const;
+  // Why the job must stop after `step`, or nothing. Every rank decides alike: it reads only the
+  // step's all-reduced statistics.
   std::optional<StopRequest> after_step(std::int64_t step, const StepStats& stats);
 
   // Logs the stop (rank 0) with what became of the training state (`checkpoint_note`, e.g. "the
@@ -54,13 +57,8 @@ class RunGuard {
   [[noreturn]] void stop(const StopRequest& request, const std::string& checkpoint_note) const;
 
  private:
-  // The largest signal number any rank received (0: none); ends the process like the comm watchdog
-  // when the all-reduce does not complete within comm.timeout_s.
-  int signal_on_any_rank();
-
   MpiComm comm_;
   int rank_ = 0;
-  std::chrono::milliseconds timeout_;
   bool checkpoints_on_;
   std::int64_t last_step_;
   StopSignalHandler signals_;

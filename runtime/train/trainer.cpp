@@ -95,7 +95,8 @@ Trainer::Trainer(const Config& config) : config_(config), schedule_(lr_schedule(
 Trainer::~Trainer() = default;
 
 StepStats Trainer::step(std::int64_t step) {
-  return engine_->train_step([&](models::Activations& acts, int) { train_batches_->next(acts); }, schedule_.at(step));
+  return engine_->train_step([&](models::Activations& acts, int) { train_batches_->next(acts); }, schedule_.at(step),
+                             guard_->local_stop_signal());
 }
 
 double Trainer::validate() {
