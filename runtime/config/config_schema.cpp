@@ -262,13 +262,20 @@ std::vector<ConfigKey> make_keys() {
               "Reduce gradient buckets on the comm stream during backward; `false` runs the same collectives "
               "after backward, with bitwise identical results."));
   add(integer("zero_optimization.reduce_bucket_size", field(&Config::zero_optimization, &ZeroConfig::reduce_bucket_size),
-              500'000'000, at_least(1), "Elements per gradient bucket; a full bucket starts its reduction."));
+              6'553'600, at_least(1),
+              "Elements per gradient bucket; a full bucket starts its reduction. Buckets hold whole layers; a "
+              "layer larger than this gets a bucket of its own. The default (25 MiB of fp32, PyTorch DDP's size) "
+              "gives about one GPT-2 layer per bucket: measured, smaller buckets leave less communication exposed "
+              "(DeepSpeed's 5e8 puts most models in a single bucket that cannot overlap anything; bench/README.md)."));
   add(integer("zero_optimization.allgather_bucket_size",
               field(&Config::zero_optimization, &ZeroConfig::allgather_bucket_size), 500'000'000, at_least(1),
-              "Elements per all-gather of updated parameters after the optimizer step (stages 1 and 2)."));
+              "Accepted so DeepSpeed configs load; it changes nothing: stages 1 and 2 all-gather each layer's "
+              "updated parameters straight into the layer, one collective per layer, so there is no bucket to size."));
   add(integer("zero_optimization.stage3_prefetch_bucket_size",
-              field(&Config::zero_optimization, &ZeroConfig::stage3_prefetch_bucket_size), 50'000'000, at_least(0),
-              "Stage 3: elements of parameters gathered ahead of their use; 0 = no prefetch."));
+              field(&Config::zero_optimization, &ZeroConfig::stage3_prefetch_bucket_size), 15'000'000, at_least(0),
+              "Stage 3: elements of parameters gathered ahead of their use (at least the next layer); 0 = no "
+              "prefetch. The default is about two GPT-2 layers: DeepSpeed's 5e7 gathers the whole of a small "
+              "model and saves no memory (bench/results/perf_memory.md)."));
   add(integer("zero_optimization.stage3_param_persistence_threshold",
               field(&Config::zero_optimization, &ZeroConfig::stage3_param_persistence_threshold), 100'000, at_least(0),
               "Stage 3: parameter tensors with fewer elements stay gathered on every rank."));

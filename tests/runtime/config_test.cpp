@@ -95,9 +95,9 @@ TEST(ConfigDefaults, AreTheSchemaDefaultsWithTheTinyPreset) {
   EXPECT_EQ(config.precision.hysteresis, 2);
   EXPECT_EQ(config.zero_optimization.stage, 0);
   EXPECT_TRUE(config.zero_optimization.overlap_comm);
-  EXPECT_EQ(config.zero_optimization.reduce_bucket_size, 500'000'000);
+  EXPECT_EQ(config.zero_optimization.reduce_bucket_size, 6'553'600);
   EXPECT_EQ(config.zero_optimization.allgather_bucket_size, 500'000'000);
-  EXPECT_EQ(config.zero_optimization.stage3_prefetch_bucket_size, 50'000'000);
+  EXPECT_EQ(config.zero_optimization.stage3_prefetch_bucket_size, 15'000'000);
   EXPECT_EQ(config.zero_optimization.stage3_param_persistence_threshold, 100'000);
   EXPECT_EQ(config.zero_optimization.communication_data_type, CommDataType::fp32);
   EXPECT_EQ(config.checkpoint.dir, "");
