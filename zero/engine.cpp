@@ -15,6 +15,7 @@
 #include "runtime/core/cpu_stream.h"
 #include "runtime/core/log.h"
 #include "zero/device_ops.h"
+#include "zero/exposed_wait.h"
 #include "zero/memory_plan.h"
 #if ZT_HAVE_CUDA
 #include "runtime/core/cuda/cuda_stream.h"
@@ -34,11 +35,13 @@ bool is_embedding(const std::string& name) { return name == "wte" || name == "wp
 // Where traced work on a stream starts; records nothing when no timeline is recording.
 Event trace_mark(const trace::Timeline* timeline, Stream& stream) { return timeline ? stream.record() : Event{}; }
 
-// Waits for a collective the host cannot go on without, on the host lane of the timeline if any.
-void wait_traced(const Work& work, trace::Timeline* timeline, const char* what) {
+// Waits for a collective the host cannot go on without, on the host lane of the timeline if any;
+// returns how long that took.
+double wait_traced(const Work& work, trace::Timeline* timeline, const char* what) {
   const auto start = Clock::now();
   work.wait();
   if (timeline) timeline->add_host_span(trace::Lane::host, what, start, Clock::now(), {{"sequence", work.sequence()}});
+  return ms_since(start);
 }
 
 // Host values converted to dst's dtype and copied to dst's device, synchronously.
@@ -209,13 +212,10 @@ void ZeroEngine::forward_pass(models::Activations& acts, double& exposed_ms, boo
       gathered = gatherer_->enter(b, exposed_ms);
     } else {
       for (std::size_t needed : {b, tied_to_[b].value_or(b)}) {
-        auto start = Clock::now();
-        const bool blocks = timeline_ && !param_sync_[needed].is_completed();
-        param_sync_[needed].wait(ctx_.stream());
-        exposed_ms += ms_since(start);
-        if (blocks)
-          timeline_->add_host_span(trace::Lane::host, fmt::format("wait params {}", model_.block(needed).name()),
-                                   start, Clock::now(), {{"block", needed}});
+        exposed_ms += wait_exposed(param_sync_[needed], ctx_.stream(), timeline_, [&] {
+          return std::pair{fmt::format("wait params {}", model_.block(needed).name()),
+                           nlohmann::json{{"block", needed}}};
+        });
       }
     }
     Event begin = trace_mark(timeline_, ctx_.stream());
@@ -297,9 +297,7 @@ void ZeroEngine::optimizer_step(double lr, double local_loss, int local_stop_sig
   upload(stream, stats_.view(), values.data(), tracker_);
   Work work = comm_.all_reduce(stats_.view(), ReduceOp::sum, stream);
   if (timeline_) timeline_->add_collective("all_reduce grad norm, loss", work);
-  const auto wait_start = Clock::now();
-  wait_traced(work, timeline_, "wait grad norm, loss");
-  stats.exposed_comm_ms += ms_since(wait_start);
+  stats.exposed_comm_ms += wait_traced(work, timeline_, "wait grad norm, loss");
   other_works_.push_back(work);
   std::vector<float> global = download_f32(stream, stats_.view(), tracker_);
   const double sum_of_squares = whole_gradient ? local.sum_of_squares : global[0];

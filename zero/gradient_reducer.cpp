@@ -2,10 +2,10 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
 #include <stdexcept>
 
 #include "zero/device_ops.h"
+#include "zero/exposed_wait.h"
 
 namespace zt {
 
@@ -102,14 +102,10 @@ void GradientReducer::launch(std::size_t bucket) {
 void GradientReducer::drain(Slot& slot) {
   if (!slot.bucket) return;
   const BucketPlacement& bucket = plan_.bucket(*slot.bucket);
-  auto start = std::chrono::steady_clock::now();
-  const bool blocks = timeline_ && !slot.work.is_completed();
-  slot.work.wait(compute_);
-  const auto end = std::chrono::steady_clock::now();
-  exposed_ms_ += std::chrono::duration<double, std::milli>(end - start).count();
-  if (blocks)
-    timeline_->add_host_span(trace::Lane::host, fmt::format("wait bucket {}", *slot.bucket), start, end,
-                             {{"bucket", *slot.bucket}, {"sequence", slot.work.sequence()}});
+  exposed_ms_ += wait_exposed(slot.work, compute_, timeline_, [&] {
+    return std::pair{fmt::format("wait bucket {}", *slot.bucket),
+                     nlohmann::json{{"bucket", *slot.bucket}, {"sequence", slot.work.sequence()}}};
+  });
   std::size_t offset = all_reduce_ ? 0 : plan_.bucket_rank_offset(*slot.bucket, comm_.rank());
   zero_ops::accumulate(compute_, grad_shard_.slice(bucket.shard_offset, bucket.rank_chunk_numel),
                        slot.buffer.slice(offset, bucket.rank_chunk_numel));

@@ -3,8 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <utility>
+
+#include "zero/exposed_wait.h"
 
 namespace zt {
 
@@ -41,14 +42,10 @@ std::vector<BufferView> ParamGatherer::enter(std::size_t step, double& exposed_m
   std::vector<BufferView> views;
   for (std::size_t block : steps_[step]) {
     Gathered& g = gathered_.at(block);
-    auto start = std::chrono::steady_clock::now();
-    const bool blocks = timeline_ && !g.work.is_completed();
-    g.work.wait(compute_);
-    const auto end = std::chrono::steady_clock::now();
-    exposed_ms += std::chrono::duration<double, std::milli>(end - start).count();
-    if (blocks)
-      timeline_->add_host_span(trace::Lane::host, fmt::format("wait gather block {}", block), start, end,
-                               {{"block", block}, {"sequence", g.work.sequence()}});
+    exposed_ms += wait_exposed(g.work, compute_, timeline_, [&] {
+      return std::pair{fmt::format("wait gather block {}", block),
+                       nlohmann::json{{"block", block}, {"sequence", g.work.sequence()}}};
+    });
     views.push_back(g.buffer.view());
   }
   return views;
