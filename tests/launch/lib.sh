@@ -17,3 +17,11 @@ assert_not_contains() {
 assert_eq() {
   [[ "$1" == "$2" ]] || fail "${3:-value}: expected '$2', got '$1'"
 }
+# require_netns HARNESS: exits 77 (CTest skip, with the harness's reason) where network namespaces
+# cannot be made here, and fails the test when the harness's check fails any other way.
+require_netns() {
+  local rc=0 reason
+  reason=$("$1" check 2>&1) || rc=$?
+  if [[ $rc -eq 77 ]]; then echo "SKIP: $reason"; exit 77; fi
+  [[ $rc -eq 0 ]] || fail "netns-hosts.sh check exited $rc: $reason"
+}

@@ -7,9 +7,7 @@ source "$(dirname "$0")/lib.sh"
 BIN=$1 REPO=$2
 H="$REPO/bench/netns/netns-hosts.sh"
 
-rc=0; reason=$("$H" check 2>&1) || rc=$?
-if [[ $rc -eq 77 ]]; then echo "SKIP: $reason"; exit 77; fi
-[[ $rc -eq 0 ]] || fail "netns-hosts.sh check exited $rc: $reason"
+require_netns "$H"
 
 # A long bench (large sizes at 100 Mbit/s) that we interrupt once both ranks run.
 set -m   # job control: a background job of a script would otherwise start with SIGINT ignored

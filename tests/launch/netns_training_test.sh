@@ -8,9 +8,7 @@ source "$(dirname "$0")/lib.sh"
 BIN=$1 REPO=$2
 H="$REPO/bench/netns/netns-hosts.sh"
 
-rc=0; reason=$("$H" check 2>&1) || rc=$?
-if [[ $rc -eq 77 ]]; then echo "SKIP: $reason"; exit 77; fi
-[[ $rc -eq 0 ]] || fail "netns-hosts.sh check exited $rc: $reason"
+require_netns "$H"
 
 # A small slice of the default dataset, prepared here so the test needs nothing else.
 "$BIN" prepare-data --input /usr/share/games/fortunes/riddles --output "$TMP/data" --val-fraction 0.2 >/dev/null

@@ -7,9 +7,7 @@ source "$(dirname "$0")/lib.sh"
 BIN=$1 REPO=$2
 H="$REPO/bench/netns/netns-hosts.sh"
 
-rc=0; reason=$("$H" check 2>&1) || rc=$?
-if [[ $rc -eq 77 ]]; then echo "SKIP: $reason"; exit 77; fi
-[[ $rc -eq 0 ]] || fail "netns-hosts.sh check exited $rc: $reason"
+require_netns "$H"
 
 # Each rank reports where it runs (network namespace and hostname) before becoming zerotrain.
 cat >"$TMP/where.sh" <<WHERE
