@@ -41,3 +41,15 @@ endfunction()
 # network interfaces that do not matter for a single host.
 set(ZT_MPIEXEC_FLAGS --oversubscribe --allow-run-as-root --bind-to none --mca btl self,vader
     CACHE STRING "Flags mpirun gets in the multi-rank tests")
+
+# zt_device_sources(TARGET CUDA sources... NO_CUDA sources...): the one place where a build
+# with the CUDA backend and one without differ. Each layer with device code keeps it in its
+# cuda/ folder (CUDA) and names the file that refuses CUDA devices in a CPU-only build (NO_CUDA).
+function(zt_device_sources target)
+  cmake_parse_arguments(ARG "" "" "CUDA;NO_CUDA" ${ARGN})
+  if(ZT_HAVE_CUDA)
+    target_sources(${target} PRIVATE ${ARG_CUDA})
+  else()
+    target_sources(${target} PRIVATE ${ARG_NO_CUDA})
+  endif()
+endfunction()

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "runtime/core/memory.h"
+#include "core/memory.h"
 
 namespace zt {
 

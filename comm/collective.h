@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "runtime/core/dtype.h"
+#include "core/dtype.h"
 
 namespace zt {
 

@@ -8,10 +8,10 @@
 #include <ostream>
 
 #include "comm/make_communicator.h"
-#include "runtime/core/copy.h"
-#include "runtime/core/cpu_stream.h"
-#include "runtime/core/error.h"
-#include "runtime/core/mpi_check.h"
+#include "core/device_ops.h"
+#include "core/cpu_stream.h"
+#include "core/error.h"
+#include "comm/mpi_check.h"
 
 namespace zt {
 
@@ -59,11 +59,6 @@ float expected_value(CollectiveKind kind, int rank, int n, std::size_t j, std::s
     case CollectiveKind::all_gather: return input_value(kind, static_cast<int>(j / chunk), j % chunk);
     default: return input_value(kind, 0, j);
   }
-}
-
-void copy_now(BufferView dst, BufferView src) {
-  CpuStream here(CpuStream::Mode::inline_on_caller, "bench-copy");
-  copy_async(dst, src, here);
 }
 
 std::size_t count_wrong(Communicator& comm, CollectiveKind kind, const BufferView& out, std::size_t chunk) {

@@ -17,7 +17,7 @@
 
 #include "comm/collective.h"
 #include "comm/comm_options.h"
-#include "runtime/core/device.h"
+#include "core/device.h"
 
 namespace zt {
 

@@ -47,8 +47,8 @@
 #include "comm/comm_options.h"
 #include "comm/mpi_bootstrap.h"
 #include "comm/work.h"
-#include "runtime/core/buffer.h"
-#include "runtime/core/stream.h"
+#include "core/buffer.h"
+#include "core/stream.h"
 
 namespace zt {
 

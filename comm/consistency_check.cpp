@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "comm/work.h"
-#include "runtime/core/mpi_check.h"
+#include "comm/mpi_check.h"
 
 namespace zt {
 

@@ -5,7 +5,7 @@
 
 #include <cstddef>
 
-#include "runtime/core/buffer.h"
+#include "core/buffer.h"
 
 namespace zt {
 

@@ -2,13 +2,10 @@
 
 #include <fmt/format.h>
 
+#include "comm/gpu_assignment.h"
 #include "comm/mpi_communicator.h"
-#include "runtime/core/error.h"
-#include "runtime/core/log.h"
-#if ZT_HAVE_CUDA
-#include "comm/cuda/gpu_assignment.h"
-#include "comm/cuda/nccl_communicator.h"
-#endif
+#include "core/error.h"
+#include "core/log.h"
 
 namespace zt {
 
@@ -24,8 +21,7 @@ CommBackend resolve_backend(const CommOptions& options, Device device, MPI_Comm 
     case CommBackend::auto_select: break;
   }
   if (device.is_cpu()) return CommBackend::mpi;
-  require_available(device);
-#if ZT_HAVE_CUDA
+  require_available(device);  // throws in a build without CUDA
   GpuSharing sharing = find_shared_gpus(parent, device);
   if (sharing.shared) {
     log::info("comm.backend auto: {}, which NCCL refuses; using MPI with host staging for GPU buffers",
@@ -33,10 +29,6 @@ CommBackend resolve_backend(const CommOptions& options, Device device, MPI_Comm 
     return CommBackend::mpi;
   }
   return CommBackend::nccl;
-#else
-  (void)parent;
-  return CommBackend::mpi;  // unreachable: require_available refuses GPUs in a CPU-only build
-#endif
 }
 
 std::unique_ptr<Communicator> make_communicator(const CommOptions& options, Device device, MPI_Comm parent,
@@ -44,11 +36,7 @@ std::unique_ptr<Communicator> make_communicator(const CommOptions& options, Devi
   require_mpi_ready();
   if (resolve_backend(options, device, parent) == CommBackend::mpi)
     return std::make_unique<MpiCommunicator>(parent, device, options, std::move(on_timeout));
-#if ZT_HAVE_CUDA
-  return std::make_unique<NcclCommunicator>(parent, device, options, std::move(on_timeout));
-#else
-  throw UserError("comm.backend nccl needs the CUDA backend, but this zerotrain was built without CUDA");
-#endif
+  return make_nccl_communicator(parent, device, options, std::move(on_timeout));
 }
 
 }  // namespace zt

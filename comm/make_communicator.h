@@ -15,6 +15,11 @@ namespace zt {
 // Collective over parent. Throws zt::UserError for nccl with CPU buffers or without CUDA.
 CommBackend resolve_backend(const CommOptions& options, Device device, MPI_Comm parent);
 
+// The NCCL backend (comm/cuda/nccl_communicator.cpp; in a build without CUDA, comm/no_cuda.cpp
+// refuses it). Collective over parent.
+std::unique_ptr<Communicator> make_nccl_communicator(MPI_Comm parent, Device device, const CommOptions& options,
+                                                     Watchdog::TimeoutHandler on_timeout);
+
 // Collective over parent (default: every rank of the job).
 std::unique_ptr<Communicator> make_communicator(const CommOptions& options, Device device,
                                                 MPI_Comm parent = MPI_COMM_WORLD,

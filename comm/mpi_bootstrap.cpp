@@ -7,8 +7,8 @@
 #include <string_view>
 
 #include "comm/mpi_handles.h"
-#include "runtime/core/error.h"
-#include "runtime/core/mpi_check.h"
+#include "core/error.h"
+#include "comm/mpi_check.h"
 
 namespace zt {
 

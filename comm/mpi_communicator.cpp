@@ -9,9 +9,9 @@
 #include <climits>
 
 #include "comm/consistency_check.h"
-#include "runtime/core/copy.h"
-#include "runtime/core/log.h"
-#include "runtime/core/mpi_check.h"
+#include "core/device_ops.h"
+#include "core/log.h"
+#include "comm/mpi_check.h"
 
 namespace zt {
 
@@ -27,8 +27,9 @@ int as_mpi_count(std::size_t count, const CollectiveDesc& desc) {
   return static_cast<int>(count);
 }
 
-// Blocking copy between host and device memory, on the calling (comm) thread.
-void copy_now(BufferView dst, BufferView src) {
+// Blocking copy between host and device memory on the calling (comm) thread, which has already
+// waited for the collective's producer: no device-wide synchronisation (copy_now would make one).
+void staging_copy(BufferView dst, BufferView src) {
   CpuStream here(CpuStream::Mode::inline_on_caller, "staging-copy");
   copy_async(dst, src, here);
 }
@@ -38,6 +39,12 @@ LaunchInfo checked_launch_info(MPI_Comm parent, Device device) {
   require_mpi_ready();
   require_available(device);
   return query_launch_info(parent);
+}
+
+// What a thread of this communicator runs first: GPU ranks make their device current.
+std::function<void()> device_setup(Device device) {
+  if (device.is_cpu()) return {};
+  return [device] { activate(device); };
 }
 
 Buffer::HostMemory staging_memory(Device device) {
@@ -61,10 +68,10 @@ MpiCommunicator::MpiCommunicator(MPI_Comm parent, Device device, CommOptions opt
       cuda_aware_(device.is_cuda() && mpi_is_cuda_aware()),
       on_timeout_(on_timeout),
       comm_(MpiComm::duplicate(parent)),
-      watchdog_(this->options().timeout, std::move(on_timeout)),
+      watchdog_(this->options().timeout, std::move(on_timeout), device_setup(device)),
       staging_(staging_memory(device)),
       scratch_(Buffer::HostMemory::pageable),
-      stream_(CpuStream::Mode::worker_thread, "comm:" + this->options().name) {
+      stream_(CpuStream::Mode::worker_thread, "comm:" + this->options().name, device_setup(device)) {
   if (device_.is_cuda())
     log::debug("mpi communicator '{}' on {}: GPU buffers {}", name(), device_.str(),
                cuda_aware_ ? "go to CUDA-aware MPI directly where no host arithmetic is needed"
@@ -144,9 +151,9 @@ void MpiCommunicator::run_staged(const Collective& c) {
     switch (c.desc.kind) {
       case CollectiveKind::all_reduce: {
         BufferView stage = staging_.get(in.dtype, in.numel);
-        copy_now(stage, in);
+        staging_copy(stage, in);
         run_on_host_memory(c.desc.kind, c.desc.op, stage, stage, true, 0);
-        copy_now(out, stage);
+        staging_copy(out, stage);
         break;
       }
       case CollectiveKind::reduce_scatter: {
@@ -154,24 +161,24 @@ void MpiCommunicator::run_staged(const Collective& c) {
         BufferView stage = staging_.get(in.dtype, in.numel + out.numel);
         BufferView stage_in = stage.slice(0, in.numel);
         BufferView stage_out = stage.slice(in.numel, out.numel);
-        copy_now(stage_in, in);
+        staging_copy(stage_in, in);
         run_on_host_memory(c.desc.kind, c.desc.op, stage_in, stage_out, false, 0);
-        copy_now(out, stage_out);
+        staging_copy(out, stage_out);
         break;
       }
       case CollectiveKind::all_gather: {
         BufferView stage = staging_.get(out.dtype, out.numel);
         BufferView own = stage.slice(r * in.numel, in.numel);
-        copy_now(own, in);
+        staging_copy(own, in);
         run_on_host_memory(c.desc.kind, c.desc.op, own, stage, true, 0);
-        copy_now(out, stage);
+        staging_copy(out, stage);
         break;
       }
       case CollectiveKind::broadcast: {
         BufferView stage = staging_.get(in.dtype, in.numel);
-        if (rank() == c.desc.root) copy_now(stage, in);
+        if (rank() == c.desc.root) staging_copy(stage, in);
         run_on_host_memory(c.desc.kind, c.desc.op, stage, stage, true, c.desc.root);
-        copy_now(out, stage);
+        staging_copy(out, stage);
         break;
       }
       case CollectiveKind::barrier: break;
@@ -208,7 +215,7 @@ void MpiCommunicator::run_on_host_memory(CollectiveKind kind, ReduceOp op, const
         BufferView result = scratch_.get(out.dtype, out.numel);
         ZT_MPI_CHECK(MPI_Reduce_scatter_block(in.data, result.data, chunk, type, sum, comm));
         if (op == ReduceOp::avg) divide_host(result, world_size());
-        copy_now(out, result);
+        staging_copy(out, result);
         return;
       }
       ZT_MPI_CHECK(MPI_Reduce_scatter_block(in.data, out.data, chunk, type, sum, comm));
@@ -222,7 +229,7 @@ void MpiCommunicator::run_on_host_memory(CollectiveKind kind, ReduceOp op, const
       return;
     }
     case CollectiveKind::broadcast: {
-      if (rank() == root && !in_place) copy_now(out, in);
+      if (rank() == root && !in_place) staging_copy(out, in);
       std::size_t offset = 0;
       do {
         std::size_t count = std::min(kMaxPiece, out.numel - offset);

@@ -15,7 +15,7 @@
 #include "comm/mpi_handles.h"
 #include "comm/reduction_ops.h"
 #include "comm/watchdog.h"
-#include "runtime/core/cpu_stream.h"
+#include "core/cpu_stream.h"
 
 namespace zt {
 

@@ -1,6 +1,6 @@
 #include "comm/mpi_handles.h"
 
-#include "runtime/core/mpi_check.h"
+#include "comm/mpi_check.h"
 
 namespace zt {
 

@@ -14,7 +14,7 @@
 #include <mpi.h>
 
 #include "comm/mpi_handles.h"
-#include "runtime/core/buffer.h"
+#include "core/buffer.h"
 
 namespace zt {
 

@@ -7,7 +7,7 @@
 #include <cstdlib>
 
 #include "comm/comm_options.h"
-#include "runtime/core/log.h"
+#include "core/log.h"
 
 namespace zt {
 
@@ -18,8 +18,16 @@ std::chrono::milliseconds poll_interval(std::chrono::milliseconds timeout) {
 }
 }  // namespace
 
-Watchdog::Watchdog(std::chrono::milliseconds timeout, TimeoutHandler handler)
-    : timeout_(timeout), handler_(std::move(handler)), thread_([this] { loop(); }) {}
+Watchdog::Watchdog(std::chrono::milliseconds timeout, TimeoutHandler handler, std::function<void()> thread_setup)
+    : timeout_(timeout), handler_(std::move(handler)), thread_([this, setup = std::move(thread_setup)] {
+        if (setup) setup();
+        loop();
+      }) {}
+
+void Watchdog::set_health_check(std::function<std::string()> check) {
+  std::lock_guard lock(mutex_);
+  health_check_ = std::move(check);
+}
 
 Watchdog::~Watchdog() {
   {
@@ -70,8 +78,14 @@ void Watchdog::loop() {
       overdue.push_back(work);
       return true;
     });
+    std::string unhealthy;
+    if (health_check_ && !unhealthy_reported_) {
+      unhealthy = health_check_();
+      unhealthy_reported_ = !unhealthy.empty();
+    }
     // The handler may block or exit; never call it with the lock held.
     lock.unlock();
+    if (!unhealthy.empty()) handler_(unhealthy);
     for (const auto& work : overdue) {
       auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(now - work->started_at());
       handler_(timeout_message(*work, elapsed, timeout_));

@@ -25,12 +25,18 @@ class Watchdog {
   // Called on the watchdog thread with the error line, once per overdue collective.
   using TimeoutHandler = std::function<void(const std::string& message)>;
 
-  explicit Watchdog(std::chrono::milliseconds timeout, TimeoutHandler handler = log_and_exit);
+  // thread_setup runs first on the watchdog's thread: a GPU communicator makes its device current
+  // there, or the thread's first CUDA call would create a context on GPU 0.
+  explicit Watchdog(std::chrono::milliseconds timeout, TimeoutHandler handler = log_and_exit,
+                    std::function<void()> thread_setup = {});
   ~Watchdog();
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
 
   void track(std::shared_ptr<detail::WorkState> work);
+  // Polled with the pending collectives: a non-empty answer (an asynchronous NCCL error: a peer
+  // died) goes to the handler at once, within a poll interval rather than at the timeout.
+  void set_health_check(std::function<std::string()> check);
   std::chrono::milliseconds timeout() const { return timeout_; }
 
   // The default handler: logs the message as an error and exits with kCommTimeoutExitCode
@@ -48,6 +54,8 @@ class Watchdog {
   std::condition_variable wake_;
   bool stopping_ = false;
   std::vector<std::shared_ptr<detail::WorkState>> pending_;
+  std::function<std::string()> health_check_;
+  bool unhealthy_reported_ = false;
   std::thread thread_;
 };
 

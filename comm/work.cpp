@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "runtime/core/cpu_stream.h"
+#include "core/cpu_stream.h"
 
 namespace zt {
 namespace detail {

@@ -16,7 +16,7 @@
 #include <string>
 
 #include "comm/collective.h"
-#include "runtime/core/stream.h"
+#include "core/stream.h"
 
 namespace zt {
 

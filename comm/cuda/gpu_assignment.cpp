@@ -1,4 +1,4 @@
-#include "comm/cuda/gpu_assignment.h"
+#include "comm/gpu_assignment.h"
 
 #include <cuda_runtime.h>
 #include <fmt/format.h>
@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "comm/mpi_handles.h"
-#include "runtime/core/cuda/cuda_check.h"
-#include "runtime/core/mpi_check.h"
+#include "core/cuda/cuda_check.h"
+#include "comm/mpi_check.h"
 
 namespace zt {
 

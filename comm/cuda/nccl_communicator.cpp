@@ -3,10 +3,11 @@
 #include <fmt/format.h>
 
 #include "comm/consistency_check.h"
-#include "comm/cuda/gpu_assignment.h"
-#include "runtime/core/cuda/cuda_check.h"
-#include "runtime/core/log.h"
-#include "runtime/core/mpi_check.h"
+#include "comm/gpu_assignment.h"
+#include "comm/cuda/nccl_check.h"
+#include "core/cuda/cuda_check.h"
+#include "core/log.h"
+#include "comm/mpi_check.h"
 
 namespace zt {
 
@@ -73,7 +74,7 @@ NcclCommunicator::NcclCommunicator(MPI_Comm parent, Device device, CommOptions o
       device_(device),
       on_timeout_(on_timeout),
       mpi_(MpiComm::duplicate(parent)),
-      watchdog_(this->options().timeout, std::move(on_timeout)),
+      watchdog_(this->options().timeout, std::move(on_timeout), [device] { activate(device); }),
       stream_(device.index, CudaStream::Priority::high),
       barrier_scratch_(device, DType::f32, 1, MemCategory::comm_staging) {
   // Every rank learns about a collision, so all of them refuse instead of some hanging in NCCL init.
@@ -83,9 +84,19 @@ NcclCommunicator::NcclCommunicator(MPI_Comm parent, Device device, CommOptions o
                                 "staging) or auto, or start one rank per GPU",
                                 sharing.detail));
   nccl_ = NcclComm(init_nccl(mpi_.get(), device_, rank(), world_size()));
+  // A peer that dies makes NCCL fail asynchronously: report it within a poll, not at the timeout.
+  watchdog_.set_health_check([comm = nccl_.get(), name = name(), rank = rank()]() -> std::string {
+    ncclResult_t state = ncclSuccess;
+    if (ncclCommGetAsyncError(comm, &state) != ncclSuccess || state == ncclSuccess || state == ncclInProgress)
+      return {};
+    return fmt::format("NCCL communicator '{}' failed on rank {}: {} (a peer process died, or the network between "
+                       "ranks failed)",
+                       name, rank, ncclGetErrorString(state));
+  });
 }
 
 NcclCommunicator::~NcclCommunicator() {
+  watchdog_.set_health_check({});  // the NCCL communicator goes before the watchdog
   try {
     stream_.synchronize();
   } catch (const std::exception& e) {
@@ -136,12 +147,14 @@ void NcclCommunicator::enqueue_nccl(const Collective& c) {
                                   stream));
       return;
     case CollectiveKind::all_reduce:
-      ZT_NCCL_CHECK(ncclGroupStart());
+    {
+      NcclGroup group;
       for (std::size_t t = 0; t < c.in.size(); ++t)
         if (c.in[t].numel)
           ZT_NCCL_CHECK(ncclAllReduce(c.in[t].data, c.out[t].data, c.in[t].numel, type, nccl_op(d.op), comm, stream));
-      ZT_NCCL_CHECK(ncclGroupEnd());
+      group.end();
       return;
+    }
     case CollectiveKind::reduce_scatter:
       // In place when out is this rank's chunk of in: NCCL recognises that layout itself.
       if (c.out[0].numel)
@@ -156,6 +169,11 @@ void NcclCommunicator::enqueue_nccl(const Collective& c) {
         ZT_NCCL_CHECK(ncclBroadcast(c.in[0].data, c.out[0].data, c.in[0].numel, type, d.root, comm, stream));
       return;
   }
+}
+
+std::unique_ptr<Communicator> make_nccl_communicator(MPI_Comm parent, Device device, const CommOptions& options,
+                                                     Watchdog::TimeoutHandler on_timeout) {
+  return std::make_unique<NcclCommunicator>(parent, device, options, std::move(on_timeout));
 }
 
 }  // namespace zt

@@ -14,8 +14,8 @@
 #include "comm/communicator.h"
 #include "comm/mpi_handles.h"
 #include "comm/watchdog.h"
-#include "runtime/core/buffer.h"
-#include "runtime/core/cuda/cuda_stream.h"
+#include "core/buffer.h"
+#include "core/cuda/cuda_stream.h"
 
 namespace zt {
 

@@ -4,7 +4,7 @@
 
 #include <mpi.h>
 
-#include "runtime/core/error.h"
+#include "core/error.h"
 
 namespace zt::detail {
 inline void check_mpi(int code, const char* call, const char* file, int line) {

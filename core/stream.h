@@ -14,7 +14,7 @@
 #include <chrono>
 #include <memory>
 
-#include "runtime/core/device.h"
+#include "core/device.h"
 
 namespace zt {
 

@@ -1,13 +1,11 @@
-#include "runtime/core/buffer.h"
+#include "core/buffer.h"
 
 #include <fmt/format.h>
 
-#include <cstdlib>
-#include <cstring>
-#include <new>
 #include <utility>
 
-#include "runtime/core/device_memory.h"
+#include "core/device_ops.h"
+#include "core/memory_pool.h"
 
 namespace zt {
 
@@ -20,7 +18,13 @@ BufferView BufferView::slice(std::size_t offset, std::size_t count) const {
 
 Buffer::Buffer(Device device, DType dtype, std::size_t numel, MemCategory category, MemoryTracker& tracker)
     : numel_(numel), dtype_(dtype), device_(device), category_(category), tracker_(&tracker) {
-  allocate();
+  allocate(nullptr);
+}
+
+Buffer::Buffer(Device device, DType dtype, std::size_t numel, MemCategory category, Stream& zero_on,
+               MemoryTracker& tracker)
+    : numel_(numel), dtype_(dtype), device_(device), category_(category), tracker_(&tracker) {
+  allocate(&zero_on);
 }
 
 Buffer Buffer::host(DType dtype, std::size_t numel, MemCategory category, HostMemory memory, MemoryTracker& tracker) {
@@ -30,39 +34,39 @@ Buffer Buffer::host(DType dtype, std::size_t numel, MemCategory category, HostMe
   buffer.category_ = category;
   buffer.memory_ = memory == HostMemory::pinned && cuda_device_count() > 0 ? HostMemory::pinned : HostMemory::pageable;
   buffer.tracker_ = &tracker;
-  buffer.allocate();
+  buffer.allocate(nullptr);
   return buffer;
 }
 
-void Buffer::allocate() {
-  std::size_t size = bytes();
+void Buffer::allocate(Stream* zero_on) {
+  const std::size_t size = bytes();
   if (size == 0) return;
-  if (device_.is_cuda()) {
-    data_ = device_memory::allocate(device_, size);
-  } else if (memory_ == HostMemory::pinned) {
-    data_ = device_memory::allocate_pinned_host(size);
-  } else {
-    std::size_t rounded = (size + kHostAlignment - 1) / kHostAlignment * kHostAlignment;
-    data_ = std::aligned_alloc(kHostAlignment, rounded);
-    if (!data_)
-      throw std::bad_alloc();
-    std::memset(data_, 0, size);
+  if (memory_ == HostMemory::pinned) {
+    // Staging memory is made once, at start-up, and kept: it does not go through the pool.
+    DeviceOps& ops = cuda_device_ops();
+    data_ = ops.allocate_staging(size);
+    cpu_device_ops().zero_now(Device::cpu(), data_, size);
+    tracker_->charge(MemoryTracker::Space::host, category_, static_cast<std::int64_t>(size));
+    return;
   }
-  auto space = device_.is_cuda() ? MemoryTracker::Space::device : MemoryTracker::Space::host;
-  tracker_->charge(space, category_, static_cast<std::int64_t>(size));
+  bool fresh = false;
+  data_ = MemoryPool::of(device_).take(size, category_, *tracker_, fresh);
+  if (fresh) return;
+  if (zero_on) {
+    fill_zero(view(), *zero_on);
+  } else {
+    device_ops(device_).zero_now(device_, data_, size);
+  }
 }
 
 void Buffer::free() noexcept {
   if (!data_) return;
-  if (device_.is_cuda()) {
-    device_memory::free(device_, data_);
-  } else if (memory_ == HostMemory::pinned) {
-    device_memory::free_pinned_host(data_);
+  if (memory_ == HostMemory::pinned) {
+    cuda_device_ops().free_staging(data_);
+    tracker_->release(MemoryTracker::Space::host, category_, static_cast<std::int64_t>(bytes()));
   } else {
-    std::free(data_);
+    MemoryPool::of(device_).give_back(data_, bytes(), category_, *tracker_);
   }
-  auto space = device_.is_cuda() ? MemoryTracker::Space::device : MemoryTracker::Space::host;
-  tracker_->release(space, category_, static_cast<std::int64_t>(bytes()));
   data_ = nullptr;
 }
 

@@ -12,11 +12,12 @@ namespace zt {
 
 // params/grads/optimizer are the model states of the ZeRO memory model; gathered holds ZeRO-3
 // parameters gathered for a layer's forward/backward; buckets the gradient buckets and reduction
-// outputs; comm_staging host copies of device buffers for MPI.
+// outputs; comm_staging host copies of device buffers for MPI; cached the freed blocks the
+// memory pool keeps for the next buffer of the same size (memory_pool.h).
 enum class MemCategory : std::uint8_t {
-  params, grads, optimizer, gathered, buckets, activations, workspace, comm_staging
+  params, grads, optimizer, gathered, buckets, activations, workspace, comm_staging, cached
 };
-inline constexpr int kMemCategoryCount = 8;
+inline constexpr int kMemCategoryCount = 9;
 
 std::string_view mem_category_name(MemCategory category);
 

@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "runtime/core/device.h"
+#include "core/device.h"
 
 namespace zt {
 
@@ -17,7 +17,8 @@ struct GpuSharing {
 };
 
 // Collective over comm; every rank gets the same `shared`. Identifies GPUs by PCI bus id, so
-// ranks with different CUDA_VISIBLE_DEVICES are compared correctly.
+// ranks with different CUDA_VISIBLE_DEVICES are compared correctly. (comm/cuda/; a build without
+// CUDA refuses GPU devices before this could be called.)
 GpuSharing find_shared_gpus(MPI_Comm comm, Device device);
 
 }  // namespace zt

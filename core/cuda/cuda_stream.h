@@ -3,7 +3,7 @@
 
 #include <cuda_runtime.h>
 
-#include "runtime/core/stream.h"
+#include "core/stream.h"
 
 namespace zt {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <thread>
 
-#include "runtime/core/stream.h"
+#include "core/stream.h"
 
 namespace zt {
 
@@ -41,7 +41,9 @@ class CpuStream final : public Stream {
     worker_thread,     // work runs in FIFO order on this stream's own thread
   };
 
-  explicit CpuStream(Mode mode, std::string name = "cpu-stream");
+  // worker_setup runs first on the worker thread (a GPU rank's comm worker makes its device
+  // current there, or its first CUDA call would create a context on GPU 0).
+  explicit CpuStream(Mode mode, std::string name = "cpu-stream", std::function<void()> worker_setup = {});
   ~CpuStream() override;  // finishes all enqueued work, then stops the worker
   CpuStream(const CpuStream&) = delete;
   CpuStream& operator=(const CpuStream&) = delete;

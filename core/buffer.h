@@ -1,19 +1,22 @@
 // Typed, owned memory on a device, charged to a memory category.
 //
 // A Buffer owns its bytes (RAII, move-only) and is zero-filled on allocation, so runs are
-// deterministic. A BufferView is a non-owning window into one (a flat parameter's named views,
-// a bucket's slice, a shard) and is what kernels and collectives take.
+// deterministic. Its memory comes from the device's MemoryPool and goes back there when it is
+// destroyed (memory_pool.h). A BufferView is a non-owning window into one (a flat parameter's
+// named views, a bucket's slice, a shard) and is what kernels and collectives take.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 
-#include "runtime/core/device.h"
-#include "runtime/core/dtype.h"
-#include "runtime/core/memory.h"
+#include "core/device.h"
+#include "core/dtype.h"
+#include "core/memory.h"
 
 namespace zt {
+
+class Stream;
 
 struct BufferView {
   void* data = nullptr;
@@ -38,7 +41,13 @@ class Buffer {
   enum class HostMemory { pageable, pinned };
 
   Buffer() = default;
+  // Zero-filled before the constructor returns. Not for use inside a training step on a GPU:
+  // zeroing a reused block there would need the whole device to be idle.
   Buffer(Device device, DType dtype, std::size_t numel, MemCategory category,
+         MemoryTracker& tracker = MemoryTracker::process());
+  // Zero-filled in zero_on's order (a reused block may still be read by work enqueued before):
+  // what buffers made inside a training step use.
+  Buffer(Device device, DType dtype, std::size_t numel, MemCategory category, Stream& zero_on,
          MemoryTracker& tracker = MemoryTracker::process());
   static Buffer host(DType dtype, std::size_t numel, MemCategory category, HostMemory memory,
                      MemoryTracker& tracker = MemoryTracker::process());
@@ -63,7 +72,7 @@ class Buffer {
   BufferView slice(std::size_t offset, std::size_t count) const { return view().slice(offset, count); }
 
  private:
-  void allocate();
+  void allocate(Stream* zero_on);
   void free() noexcept;
 
   void* data_ = nullptr;

@@ -1,4 +1,4 @@
-#include "runtime/core/memory.h"
+#include "core/memory.h"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,8 @@ namespace zt {
 
 std::string_view mem_category_name(MemCategory category) {
   static constexpr std::string_view names[kMemCategoryCount] = {"params",  "grads",       "optimizer", "gathered",
-                                                               "buckets", "activations", "workspace", "comm_staging"};
+                                                               "buckets", "activations", "workspace", "comm_staging",
+                                                               "cached"};
   return names[static_cast<int>(category)];
 }
 

@@ -1,9 +1,9 @@
-#include "runtime/core/cpu_stream.h"
+#include "core/cpu_stream.h"
 
 #include <stdexcept>
 #include <utility>
 
-#include "runtime/core/log.h"
+#include "core/log.h"
 
 namespace zt {
 
@@ -51,8 +51,13 @@ std::chrono::steady_clock::time_point CpuEventState::completed_at() {
   return time_;
 }
 
-CpuStream::CpuStream(Mode mode, std::string name) : mode_(mode), name_(std::move(name)) {
-  if (mode_ == Mode::worker_thread) worker_ = std::thread([this] { worker_loop(); });
+CpuStream::CpuStream(Mode mode, std::string name, std::function<void()> worker_setup)
+    : mode_(mode), name_(std::move(name)) {
+  if (mode_ == Mode::worker_thread)
+    worker_ = std::thread([this, setup = std::move(worker_setup)] {
+      if (setup) setup();
+      worker_loop();
+    });
 }
 
 CpuStream::~CpuStream() {

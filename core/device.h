@@ -13,7 +13,8 @@ struct Device {
 
   static Device cpu() { return {Kind::cpu, 0}; }
   static Device cuda(int index) { return {Kind::cuda, index}; }
-  // "cpu", "cuda" (device 0), "cuda:N". Throws zt::UserError on anything else.
+  // "cpu", "cuda:N". Throws zt::UserError on anything else. ("cuda" alone means this rank's local
+  // GPU and is resolved by the training job, which knows the rank; see runtime/train.)
   static Device parse(std::string_view text);
 
   bool is_cpu() const { return kind == Kind::cpu; }

@@ -1,9 +1,9 @@
-#include "runtime/core/cuda/cuda_stream.h"
+#include "core/cuda/cuda_stream.h"
 
 #include <stdexcept>
 
-#include "runtime/core/cuda/cuda_check.h"
-#include "runtime/core/log.h"
+#include "core/cuda/cuda_check.h"
+#include "core/log.h"
 
 namespace zt {
 
@@ -33,6 +33,9 @@ void CudaEventState::synchronize() { ZT_CUDA_CHECK(cudaEventSynchronize(event_))
 double CudaEventState::elapsed_ms_since(detail::EventState& start) {
   auto* cuda_start = dynamic_cast<CudaEventState*>(&start);
   if (!cuda_start) throw std::logic_error("elapsed time between a CUDA event and an event of another device");
+  // cudaEventElapsedTime fails with cudaErrorNotReady on an event that has not completed yet.
+  ZT_CUDA_CHECK(cudaEventSynchronize(cuda_start->event_));
+  ZT_CUDA_CHECK(cudaEventSynchronize(event_));
   float ms = 0.0f;
   ZT_CUDA_CHECK(cudaEventElapsedTime(&ms, cuda_start->event_, event_));
   return ms;

@@ -1,4 +1,4 @@
-#include "runtime/core/log.h"
+#include "core/log.h"
 
 #include <atomic>
 #include <cstdio>

@@ -1,4 +1,4 @@
-#include "runtime/core/error.h"
+#include "core/error.h"
 
 #include <fmt/format.h>
 
