@@ -7,9 +7,7 @@
 #include <numeric>
 #include <stdexcept>
 
-#if ZT_HAVE_CUDA
-#include "runtime/core/cuda/cuda_check.h"
-#endif
+#include "core/device_ops.h"
 
 namespace zt::models {
 
@@ -89,6 +87,14 @@ Activations::Activations(const Model& model, int B, int T, Device device, DType 
   saved_ = std::move(p.saved);
   scratch_ = std::move(p.scratch);
   grad_stream_[0] = p.grad_stream[0], grad_stream_[1] = p.grad_stream[1];
+  if (device.is_cuda()) {
+    // One micro batch: input, targets and the token index, each slot-aligned as upload() packs them.
+    std::size_t bytes = 0;
+    for (const Slot* slot : {&input_, &targets_, &index_positions_, &index_starts_, &index_tokens_})
+      bytes += align_up(slot->numel * dtype_size(slot->dtype));
+    for (Buffer& staging : staging_)
+      staging = Buffer::host(DType::f32, bytes / 4, MemCategory::comm_staging, Buffer::HostMemory::pinned, tracker);
+  }
 }
 
 BufferView Activations::view(const Slot& s) const {
@@ -100,12 +106,32 @@ void Activations::upload(const Slot& s, const void* host, std::size_t bytes) {
     std::memcpy(static_cast<std::byte*>(arena_.data()) + s.offset, host, bytes);
     return;
   }
-#if ZT_HAVE_CUDA
-  // The compute stream may be a non-blocking stream still reading the previous batch: a plain
-  // cudaMemcpy would not wait for it. Loading a batch is rare enough to afford a device sync.
-  ZT_CUDA_CHECK(cudaDeviceSynchronize());
-  ZT_CUDA_CHECK(cudaMemcpy(static_cast<std::byte*>(arena_.data()) + s.offset, host, bytes, cudaMemcpyHostToDevice));
-#endif
+  if (staged_.empty()) {
+    // This staging buffer was last sent two batches ago; its copy has long finished, but the host
+    // must not write into it before it has.
+    staging_free_[staging_turn_].synchronize();
+    staged_bytes_ = 0;
+  }
+  Buffer& staging = staging_[staging_turn_];
+  if (staged_bytes_ + bytes > staging.bytes()) throw std::logic_error("activations: a batch outgrew its staging buffer");
+  std::memcpy(static_cast<std::byte*>(staging.data()) + staged_bytes_, host, bytes);
+  Slot part = s;
+  part.numel = bytes / dtype_size(s.dtype);
+  staged_.push_back({part, staged_bytes_});
+  staged_bytes_ += align_up(bytes);
+}
+
+void Activations::flush_uploads() {
+  if (staged_.empty()) return;
+  if (!stream_) throw std::logic_error("activations on a GPU need set_stream() before a batch is loaded");
+  Buffer& staging = staging_[staging_turn_];
+  for (const auto& [slot, offset] : staged_) {
+    BufferView from{static_cast<std::byte*>(staging.data()) + offset, slot.numel, slot.dtype, Device::cpu()};
+    copy_async(view(slot), from, *stream_);
+  }
+  staging_free_[staging_turn_] = stream_->record();
+  staging_turn_ = 1 - staging_turn_;
+  staged_.clear();
 }
 
 void Activations::set_tokens(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets) {
@@ -132,6 +158,7 @@ void Activations::set_tokens(std::span<const std::int32_t> tokens, std::span<con
   upload(index_positions_, order.data(), BT * 4);
   upload(index_starts_, starts.data(), starts.size() * 4);
   upload(index_tokens_, group_tokens.data(), group_tokens.size() * 4);
+  flush_uploads();
   token_index_ = {view(index_positions_), view(index_starts_), view(index_tokens_), index_groups_};
 }
 
@@ -146,6 +173,7 @@ void Activations::set_features(std::span<const float> features, std::span<const 
   convert_host(features.data(), DType::f32, converted.data(), dtype_, BT * width);
   upload(input_, converted.data(), converted.size());
   upload(targets_, targets.data(), BT * 4);
+  flush_uploads();
   valid_targets_ = static_cast<int>(std::count_if(targets.begin(), targets.end(), [](std::int32_t t) { return t >= 0; }));
 }
 
@@ -176,15 +204,14 @@ BlockIO Activations::io(std::size_t block) const {
 }
 
 double Activations::loss_sum() const {
-  BufferView losses = output(model_->num_blocks() - 1);
-  std::vector<float> host(losses.numel);
+  const BufferView on_device = losses();
+  std::vector<float> host(on_device.numel);
   if (device_.is_cpu()) {
-    std::memcpy(host.data(), losses.data, losses.bytes());
+    std::memcpy(host.data(), on_device.data, on_device.bytes());
   } else {
-#if ZT_HAVE_CUDA
-    ZT_CUDA_CHECK(cudaDeviceSynchronize());
-    ZT_CUDA_CHECK(cudaMemcpy(host.data(), losses.data, losses.bytes(), cudaMemcpyDeviceToHost));
-#endif
+    if (!stream_) throw std::logic_error("activations on a GPU need set_stream() before losses are read");
+    copy_async({host.data(), host.size(), DType::f32, Device::cpu()}, on_device, *stream_);
+    stream_->synchronize();
   }
   double sum = 0.0;
   for (float l : host) sum += l;

@@ -11,10 +11,11 @@
 
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "models/model.h"
-#include "runtime/core/buffer.h"
+#include "core/buffer.h"
 
 namespace zt::models {
 
@@ -31,9 +32,16 @@ class Activations {
   Device device() const { return device_; }
   DType dtype() const { return dtype_; }
 
-  // Loads one micro batch from the host (a synchronous copy to the device). Token models take
-  // B*T token ids; feature models take B*T*input_width() floats (rounded to the compute dtype).
-  // targets: B*T int32, -1 ignored. Throws std::invalid_argument on a size or token-range mistake.
+  // The stream batches are copied up on and losses read back from: the compute stream, so that a
+  // batch never overwrites one that kernels enqueued before are still reading. Needed on a GPU;
+  // on the CPU copies are plain memcpy on the calling thread.
+  void set_stream(Stream& stream) { stream_ = &stream; }
+
+  // Loads one micro batch from the host. On a GPU the batch goes through one of two page-locked
+  // staging buffers and an asynchronous copy on the stream (no device synchronisation). Token
+  // models take B*T token ids; feature models take B*T*input_width() floats (rounded to the
+  // compute dtype). targets: B*T int32, -1 ignored. Throws std::invalid_argument on a size or
+  // token-range mistake.
   void set_tokens(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets);
   void set_features(std::span<const float> features, std::span<const std::int32_t> targets);
   int valid_targets() const { return valid_targets_; }
@@ -46,8 +54,10 @@ class Activations {
   BufferView input() const { return view(input_); }
   BufferView targets() const { return view(targets_); }
 
-  // Sum of the per-position losses of the last forward (copies B*T floats to the host after a
-  // device synchronisation); with valid_targets() it gives an exact mean over ranks.
+  // The per-position losses of the last forward (f32, B*T), on the device.
+  BufferView losses() const { return output(model_->num_blocks() - 1); }
+  // Sum of the per-position losses of the last forward (copies B*T floats to the host after the
+  // stream has finished: for tests and tools, not for the training step).
   double loss_sum() const;
   // loss_sum() / valid_targets() (0 when every target is ignored).
   float mean_loss() const;
@@ -61,7 +71,9 @@ class Activations {
   struct Plan;
   static Plan make_plan(const Model& model, int B, int T, Device device, DType dtype);
   BufferView view(const Slot& s) const;
+  // Host bytes to the slot; staged copies are collected and sent by flush_uploads().
   void upload(const Slot& s, const void* host, std::size_t bytes);
+  void flush_uploads();
 
   const Model* model_;
   int B_, T_;
@@ -76,6 +88,14 @@ class Activations {
   Slot grad_stream_[2];
   int valid_targets_ = 0;
   ops::TokenIndex token_index_;
+  Stream* stream_ = nullptr;
+  // GPU only: two page-locked staging buffers used in turn, each with the event after which the
+  // device has finished reading it.
+  Buffer staging_[2];
+  Event staging_free_[2];
+  int staging_turn_ = 0;
+  std::size_t staged_bytes_ = 0;
+  std::vector<std::pair<Slot, std::size_t>> staged_;  // slot, offset in the staging buffer
 };
 
 }  // namespace zt::models

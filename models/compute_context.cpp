@@ -1,8 +1,8 @@
 #include "models/compute_context.h"
 
+#include "core/cpu_stream.h"
+#include "models/cpu_kernels.h"
 #include "models/layers/linear.h"
-#include "runtime/core/cpu_stream.h"
-#include "runtime/core/error.h"
 
 namespace zt::models {
 
@@ -12,9 +12,11 @@ class CpuComputeContext final : public ComputeContext {
   Device device() const override { return Device::cpu(); }
   DType dtype() const override { return DType::f32; }
   Stream& stream() override { return stream_; }
+  Kernels& kernels() override { return kernels_; }
 
  private:
   CpuStream stream_{CpuStream::Mode::inline_on_caller, "cpu-compute"};
+  CpuKernels kernels_;
 };
 }  // namespace
 
@@ -22,12 +24,5 @@ std::unique_ptr<ComputeContext> ComputeContext::cpu(int blas_threads) {
   cpu::set_blas_threads(blas_threads);
   return std::make_unique<CpuComputeContext>();
 }
-
-#if !ZT_HAVE_CUDA
-std::unique_ptr<ComputeContext> ComputeContext::cuda(int index, DType) {
-  require_available(Device::cuda(index));  // throws: no CUDA backend in this build
-  throw UserError("CUDA compute is not built into this zerotrain");
-}
-#endif
 
 }  // namespace zt::models

@@ -5,9 +5,10 @@
 
 #include <memory>
 
-#include "runtime/core/device.h"
-#include "runtime/core/dtype.h"
-#include "runtime/core/stream.h"
+#include "core/device.h"
+#include "core/dtype.h"
+#include "core/stream.h"
+#include "models/kernels.h"
 
 namespace zt::models {
 
@@ -16,15 +17,19 @@ class ComputeContext {
   // CPU compute in fp32 on the calling thread. blas_threads sets OpenBLAS's thread count for the
   // process (see cpu::set_blas_threads); 1 is right when every core runs its own rank.
   static std::unique_ptr<ComputeContext> cpu(int blas_threads = 1);
-  // CUDA compute on device `index` with the given storage dtype. Throws zt::UserError in a
-  // CPU-only build or when the device is not visible.
-  static std::unique_ptr<ComputeContext> cuda(int index, DType dtype);
+  // CUDA compute on device `index` with the given storage dtype. allow_tf32: fp32 matrix products
+  // may use TF32 tensor cores (10-bit mantissa inputs, fp32 accumulation), like PyTorch's
+  // "high" matmul precision; it changes nothing for bf16/f16. Throws zt::UserError in a CPU-only
+  // build or when the device is not visible.
+  static std::unique_ptr<ComputeContext> cuda(int index, DType dtype, bool allow_tf32 = true);
 
   virtual ~ComputeContext() = default;
   virtual Device device() const = 0;
   virtual DType dtype() const = 0;
   // The compute stream: all of this context's work is ordered on it.
   virtual Stream& stream() = 0;
+  // The layer kernels of this device, ordered on stream().
+  virtual Kernels& kernels() = 0;
   void synchronize() { stream().synchronize(); }
 };
 

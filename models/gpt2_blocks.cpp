@@ -108,16 +108,15 @@ void GPT2TransformerBlock::backward(ComputeContext& ctx, const BlockParams& p, c
   BufferView dx = g.d_input;
   // The residual passes d_output straight to mid; ln2's branch then adds to it.
   ops::copy(ctx, dx, g.d_output);
-  ops::linear_backward(ctx, x[x_dfc], dw(fcproj_w), dw(fcproj_b), g.d_output, s[s_gelu], w(fcproj_w), N, 4 * C, C, C,
-                       false);
+  ops::linear_backward(ctx, x[x_dfc], dw(fcproj_w), dw(fcproj_b), g.d_output, s[s_gelu], w(fcproj_w), N, 4 * C, C, C);
   ops::gelu_backward(ctx, x[x_dfc], s[s_fc], x[x_dfc]);
-  ops::linear_backward(ctx, x[x_dln], dw(fc_w), dw(fc_b), x[x_dfc], s[s_ln2], w(fc_w), N, C, 4 * C, 4 * C, false);
+  ops::linear_backward(ctx, x[x_dln], dw(fc_w), dw(fc_b), x[x_dfc], s[s_ln2], w(fc_w), N, C, 4 * C, 4 * C);
   ops::layernorm_backward(ctx, dx, dw(ln2_w), dw(ln2_b), x[x_dln], s[s_mid], w(ln2_w), s[s_ln2_mean], s[s_ln2_rstd],
                           N, C);
   // dx now holds d(mid); it flows to x unchanged, and through the attention branch.
-  ops::linear_backward(ctx, x[x_datty], dw(proj_w), dw(proj_b), dx, s[s_atty], w(proj_w), N, C, C, C, false);
+  ops::linear_backward(ctx, x[x_datty], dw(proj_w), dw(proj_b), dx, s[s_atty], w(proj_w), N, C, C, C);
   ops::attention_backward(ctx, x[x_dqkv], x[x_datty], s[s_qkv], s[s_att], x[x_attn], io.B, io.T, C, NH);
-  ops::linear_backward(ctx, x[x_dln], dw(qkv_w), dw(qkv_b), x[x_dqkv], s[s_ln1], w(qkv_w), N, C, 3 * C, 3 * C, false);
+  ops::linear_backward(ctx, x[x_dln], dw(qkv_w), dw(qkv_b), x[x_dqkv], s[s_ln1], w(qkv_w), N, C, 3 * C, 3 * C);
   ops::layernorm_backward(ctx, dx, dw(ln1_w), dw(ln1_b), x[x_dln], io.input, w(ln1_w), s[s_ln1_mean], s[s_ln1_rstd],
                           N, C);
 }
@@ -172,7 +171,7 @@ void GPT2HeadBlock::backward(ComputeContext& ctx, const BlockParams& p, const Bl
   BufferView dwte = embedding_layout_->view(g.tied_grads, 0);
   // The logits are dead after this: their gradient overwrites them in place (saves (B,T,Vp)).
   ops::softmax_xent_backward(ctx, s[h_logits], s[h_logits], io.targets, g.dloss, N, V, Vp);
-  ops::linear_backward(ctx, io.scratch[0], dwte, {}, s[h_logits], s[h_ln], wte, N, C, Vp, Vp, false);
+  ops::linear_backward(ctx, io.scratch[0], dwte, {}, s[h_logits], s[h_ln], wte, N, C, Vp, Vp);
   ops::fill_zero(ctx, g.d_input);
   ops::layernorm_backward(ctx, g.d_input, layout_.view(g.grads, 0), layout_.view(g.grads, 1), io.scratch[0], io.input,
                           layout_.view(p.params, 0), s[h_mean], s[h_rstd], N, C);

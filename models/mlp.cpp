@@ -39,7 +39,7 @@ class MLPHiddenBlock final : public Block {
     int N = io.B * io.T;
     ops::gelu_backward(ctx, io.scratch[0], io.saved[0], g.d_output);
     ops::linear_backward(ctx, g.d_input, layout_.view(g.grads, 0), layout_.view(g.grads, 1), io.scratch[0], io.input,
-                         layout_.view(p.params, 0), N, in_, out_, out_, false);
+                         layout_.view(p.params, 0), N, in_, out_, out_);
   }
   double flops(int B, int T) const override { return flops::linear(static_cast<double>(B) * T, in_, out_); }
 
@@ -73,7 +73,7 @@ class MLPOutputBlock final : public Block {
     int N = io.B * io.T;
     ops::softmax_xent_backward(ctx, io.saved[0], io.saved[0], io.targets, g.dloss, N, classes_, classes_);
     ops::linear_backward(ctx, g.d_input, layout_.view(g.grads, 0), layout_.view(g.grads, 1), io.saved[0], io.input,
-                         layout_.view(p.params, 0), N, in_, classes_, classes_, false);
+                         layout_.view(p.params, 0), N, in_, classes_, classes_);
   }
   double flops(int B, int T) const override { return flops::linear(static_cast<double>(B) * T, in_, classes_); }
 

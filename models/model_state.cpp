@@ -3,34 +3,17 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "core/device_ops.h"
 #include "models/init.h"
-#if ZT_HAVE_CUDA
-#include "runtime/core/cuda/cuda_check.h"
-#endif
 
 namespace zt::models {
 
 namespace {
+// Whole-buffer copies between the host and the state's device, outside any training step.
 void copy_to(BufferView dst, const void* src, std::size_t bytes) {
-  if (dst.device.is_cpu()) {
-    std::memcpy(dst.data, src, bytes);
-    return;
-  }
-#if ZT_HAVE_CUDA
-  ZT_CUDA_CHECK(cudaDeviceSynchronize());  // see Activations::upload: the stream may still use dst
-  ZT_CUDA_CHECK(cudaMemcpy(dst.data, src, bytes, cudaMemcpyHostToDevice));
-#endif
+  copy_now(dst, {const_cast<void*>(src), bytes / dtype_size(dst.dtype), dst.dtype, Device::cpu()});
 }
-void copy_from(void* dst, BufferView src) {
-  if (src.device.is_cpu()) {
-    std::memcpy(dst, src.data, src.bytes());
-    return;
-  }
-#if ZT_HAVE_CUDA
-  ZT_CUDA_CHECK(cudaDeviceSynchronize());
-  ZT_CUDA_CHECK(cudaMemcpy(dst, src.data, src.bytes(), cudaMemcpyDeviceToHost));
-#endif
-}
+void copy_from(void* dst, BufferView src) { copy_now({dst, src.numel, src.dtype, Device::cpu()}, src); }
 std::vector<float> gather_f32(const std::vector<Buffer>& buffers) {
   std::vector<float> out;
   for (const Buffer& b : buffers) {

@@ -1,7 +1,7 @@
-// The layer operations behind one interface: each takes BufferViews on the context's device and
-// runs the CPU reference (models/layers/*, fp32 only) or the CUDA kernels (models/cuda/*, fp32,
-// bf16 or f16 storage). Shapes and accumulate-vs-overwrite rules are those of the CPU reference
-// headers, which document each op. Views are checked for device, dtype and size.
+// The layer operations: each takes BufferViews on the context's device, checks them for device,
+// dtype and size, and runs the context's kernels (kernels.h): the CPU reference (models/layers/*,
+// fp32 only) or the CUDA kernels (models/cuda/*, fp32, bf16 or f16 storage). Shapes and
+// accumulate-vs-overwrite rules are those of the CPU reference headers, which document each op.
 //
 // Integer tensors (tokens, targets) are stored in 4-byte buffers typed f32 that hold int32 bit
 // patterns, because the core DType has no integer type; int32_view() reads them.
@@ -10,7 +10,7 @@
 #include <cstdint>
 
 #include "models/compute_context.h"
-#include "runtime/core/buffer.h"
+#include "core/buffer.h"
 
 namespace zt::models::ops {
 
@@ -39,8 +39,9 @@ void layernorm_backward(ComputeContext& ctx, BufferView dinp, BufferView dweight
 // bias / dbias / dinp may be empty views (numel 0) when absent or not needed.
 void linear_forward(ComputeContext& ctx, BufferView out, BufferView inp, BufferView weight, BufferView bias, int N,
                     int IC, int OC, int ldo);
+// dinp is overwritten; dweight and dbias accumulate.
 void linear_backward(ComputeContext& ctx, BufferView dinp, BufferView dweight, BufferView dbias, BufferView dout,
-                     BufferView inp, BufferView weight, int N, int IC, int OC, int ldo, bool accumulate_dinp);
+                     BufferView inp, BufferView weight, int N, int IC, int OC, int ldo);
 
 void gelu_forward(ComputeContext& ctx, BufferView out, BufferView inp);
 void gelu_backward(ComputeContext& ctx, BufferView dinp, BufferView inp, BufferView dout);  // dinp may alias dout
@@ -59,6 +60,9 @@ void softmax_xent_forward(ComputeContext& ctx, BufferView losses, BufferView log
                           int Vp);
 void softmax_xent_backward(ComputeContext& ctx, BufferView dlogits, BufferView logits, BufferView targets, float dloss,
                            int N, int V, int Vp);
+
+// acc: one f64 (two f32 elements) += the batch's mean loss, sum(losses) / valid, kept on the device.
+void add_mean_loss(ComputeContext& ctx, BufferView acc, BufferView losses, int valid);
 
 void copy(ComputeContext& ctx, BufferView dst, BufferView src);
 void fill_zero(ComputeContext& ctx, BufferView dst);

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/core/buffer.h"
+#include "core/buffer.h"
 
 namespace zt::models {
 

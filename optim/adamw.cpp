@@ -1,6 +1,6 @@
 #include "optim/adamw.h"
 
-#include "runtime/core/dtype.h"
+#include "core/dtype.h"
 
 #include <cmath>
 

@@ -15,7 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "runtime/core/dtype.h"
+#include "core/dtype.h"
 
 namespace zt {
 
@@ -40,10 +40,7 @@ struct AdamWStep {
   AdamWHyper hyper;
 };
 
+// The update on host pointers, on the calling thread (optimizer_ops.h runs it on a device).
 void adamw_step_host(const AdamWStep& args);
-#if ZT_HAVE_CUDA
-// Same update on device pointers, launched on stream (a cudaStream_t).
-void adamw_step_cuda(const AdamWStep& args, void* stream);
-#endif
 
 }  // namespace zt

@@ -19,9 +19,4 @@ GradStats grad_stats_host(const float* grad, std::size_t count);
 // applied only when that is below 1.
 float clip_coefficient(double global_norm, double max_norm);
 
-#if ZT_HAVE_CUDA
-// Adds this range's statistics into device accumulators (the caller zeroes them), on stream.
-void grad_stats_cuda(const float* grad, std::size_t count, double* sum_of_squares, int* non_finite, void* stream);
-#endif
-
 }  // namespace zt

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "runtime/core/log.h"
+#include "core/log.h"
 
 namespace zt {
 

@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "runtime/core/cuda/cuda_check.h"
+#include "core/cuda/cuda_check.h"
 
 namespace zt::models {
 
@@ -11,16 +11,18 @@ namespace {
 constexpr std::size_t kCublasWorkspaceBytes = 32u << 20;
 }  // namespace
 
-CudaComputeContext::CudaComputeContext(int index, DType dtype)
+CudaComputeContext::CudaComputeContext(int index, DType dtype, bool allow_tf32)
     : index_((activate(Device::cuda(index)), index)),
       dtype_(dtype),
+      allow_tf32_(allow_tf32),
       stream_(index, CudaStream::Priority::normal),
       workspace_(Device::cuda(index), DType::f32, kCublasWorkspaceBytes / 4, MemCategory::workspace) {
   ZT_CUBLAS_CHECK(cublasCreate(&cublas_));
   ZT_CUBLAS_CHECK(cublasSetStream(cublas_, stream_.handle()));
   ZT_CUBLAS_CHECK(cublasSetWorkspace(cublas_, workspace_.data(), kCublasWorkspaceBytes));
-  // fp32 runs must compare with the CPU reference: no TF32 behind our back.
-  ZT_CUBLAS_CHECK(cublasSetMathMode(cublas_, CUBLAS_DEFAULT_MATH));
+  // TF32 only when asked for (precision.tf32): fp32 runs that compare with the CPU reference
+  // turn it off.
+  ZT_CUBLAS_CHECK(cublasSetMathMode(cublas_, allow_tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
 }
 
 CudaComputeContext::~CudaComputeContext() {
@@ -41,9 +43,9 @@ CudaComputeContext& as_cuda(ComputeContext& ctx) {
   return *cuda;
 }
 
-std::unique_ptr<ComputeContext> ComputeContext::cuda(int index, DType dtype) {
+std::unique_ptr<ComputeContext> ComputeContext::cuda(int index, DType dtype, bool allow_tf32) {
   require_available(Device::cuda(index));
-  return std::make_unique<CudaComputeContext>(index, dtype);
+  return std::make_unique<CudaComputeContext>(index, dtype, allow_tf32);
 }
 
 }  // namespace zt::models

@@ -4,15 +4,16 @@
 
 #include <cublas_v2.h>
 
+#include "core/buffer.h"
+#include "core/cuda/cuda_stream.h"
 #include "models/compute_context.h"
-#include "runtime/core/buffer.h"
-#include "runtime/core/cuda/cuda_stream.h"
+#include "models/cuda/cuda_kernels.h"
 
 namespace zt::models {
 
 class CudaComputeContext final : public ComputeContext {
  public:
-  CudaComputeContext(int index, DType dtype);
+  CudaComputeContext(int index, DType dtype, bool allow_tf32);
   ~CudaComputeContext() override;
   CudaComputeContext(const CudaComputeContext&) = delete;
   CudaComputeContext& operator=(const CudaComputeContext&) = delete;
@@ -20,8 +21,11 @@ class CudaComputeContext final : public ComputeContext {
   Device device() const override { return Device::cuda(index_); }
   DType dtype() const override { return dtype_; }
   Stream& stream() override { return stream_; }
+  Kernels& kernels() override { return kernels_; }
   cudaStream_t handle() const { return stream_.handle(); }
   cublasHandle_t cublas() const { return cublas_; }
+  // fp32 matrix products may run on TF32 tensor cores (cublasLt's FAST_TF32 compute type).
+  bool allow_tf32() const { return allow_tf32_; }
   // fp32 scratch of at least `floats` elements for multi-pass reductions; grows (once, outside the
   // steady state) and is reused by every kernel on this stream.
   float* reduction_scratch(std::size_t floats);
@@ -29,7 +33,9 @@ class CudaComputeContext final : public ComputeContext {
  private:
   int index_;
   DType dtype_;
+  bool allow_tf32_;
   CudaStream stream_;
+  CudaKernels kernels_{*this};
   cublasHandle_t cublas_ = nullptr;
   Buffer workspace_;
   Buffer reduction_scratch_;

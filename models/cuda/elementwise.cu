@@ -93,12 +93,14 @@ constexpr int kRowsPerChunk = 64;
 template <typename S>
 __global__ void column_partial_kernel(float* partial, const S* src, int N, int cols, int ld) {
   int c = blockIdx.x * blockDim.x + threadIdx.x;
-  int chunk = blockIdx.y;
   if (c >= cols) return;
-  int end = min(N, (chunk + 1) * kRowsPerChunk);
-  float acc = 0.0f;
-  for (int r = chunk * kRowsPerChunk; r < end; ++r) acc += load(src + static_cast<std::size_t>(r) * ld + c);
-  partial[static_cast<std::size_t>(chunk) * cols + c] = acc;
+  const int chunks = (N + kRowsPerChunk - 1) / kRowsPerChunk;
+  for (int chunk = blockIdx.y; chunk < chunks; chunk += gridDim.y) {
+    int end = min(N, (chunk + 1) * kRowsPerChunk);
+    float acc = 0.0f;
+    for (int r = chunk * kRowsPerChunk; r < end; ++r) acc += load(src + static_cast<std::size_t>(r) * ld + c);
+    partial[static_cast<std::size_t>(chunk) * cols + c] = acc;
+  }
 }
 
 template <typename S>
@@ -113,7 +115,7 @@ __global__ void column_finish_kernel(S* dst, const float* partial, int chunks, i
 template <typename S>
 void launch_bias_backward(void* dbias, const void* dout, float* scratch, int N, int OC, int ld, cudaStream_t s) {
   int chunks = (N + kRowsPerChunk - 1) / kRowsPerChunk;
-  dim3 grid(blocks_for(OC, kThreads), chunks);
+  dim3 grid(blocks_for(OC, kThreads), chunk_grid_y(chunks));
   column_partial_kernel<S><<<grid, kThreads, 0, s>>>(scratch, static_cast<const S*>(dout), N, OC, ld);
   column_finish_kernel<S><<<blocks_for(OC, kThreads), kThreads, 0, s>>>(static_cast<S*>(dbias), scratch, chunks, OC);
 }

@@ -1,6 +1,6 @@
 #include "models/cuda/gemm.h"
 
-#include "runtime/core/cuda/cuda_check.h"
+#include "core/cuda/cuda_check.h"
 
 namespace zt::models::cuda {
 
@@ -20,9 +20,10 @@ void gemm(CudaComputeContext& ctx, const GemmArgs& g) {
   // row-major operand read column-major is already its own transpose, so the operands swap places
   // and keep their transpose flags.
   cudaDataType_t t = cuda_type(ctx.dtype());
-  // fp32 storage computes in strict fp32 (compared against the CPU reference); 16-bit storage
-  // accumulates in fp32 on the tensor cores.
-  cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+  // 16-bit storage accumulates in fp32 on the tensor cores; fp32 storage computes in strict fp32
+  // unless TF32 is allowed (precision.tf32), then on TF32 tensor cores with fp32 accumulation.
+  cublasComputeType_t compute =
+      ctx.dtype() == DType::f32 && ctx.allow_tf32() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
   cublasOperation_t op_b = g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasOperation_t op_a = g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
   ZT_CUBLAS_CHECK(cublasGemmStridedBatchedEx(ctx.cublas(), op_b, op_a, g.N, g.M, g.K, &g.alpha, g.B, t, g.ldb,

@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "runtime/core/dtype.h"
+#include "core/dtype.h"
 
 namespace zt::models::cuda {
 
@@ -50,5 +50,8 @@ void softmax_xent_forward(float* losses, const void* logits, const std::int32_t*
                           DType dt, cudaStream_t s);
 void softmax_xent_backward(void* dlogits, const void* logits, const std::int32_t* targets, float dloss, int N, int V,
                            int Vp, DType dt, cudaStream_t s);
+
+// acc += (f32)(sum of the n losses / valid), summed in f64 in a fixed order (one block).
+void add_mean_loss(double* acc, const float* losses, std::size_t n, int valid, cudaStream_t s);
 
 }  // namespace zt::models::cuda

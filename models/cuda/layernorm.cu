@@ -58,18 +58,21 @@ __global__ void layernorm_backward_input_kernel(S* dinp, const S* dout, const S*
 template <typename S>
 __global__ void layernorm_backward_partial_kernel(float* partial, const S* dout, const S* inp, const float* mean,
                                                   const float* rstd, int N, int C) {
-  int c = blockIdx.x * blockDim.x + threadIdx.x, chunk = blockIdx.y;
+  int c = blockIdx.x * blockDim.x + threadIdx.x;
   if (c >= C) return;
-  int end = min(N, (chunk + 1) * kRowsPerChunk);
-  float dw = 0.0f, db = 0.0f;
-  for (int r = chunk * kRowsPerChunk; r < end; ++r) {
-    std::size_t i = static_cast<std::size_t>(r) * C + c;
-    float d = load(dout + i);
-    dw += d * (load(inp + i) - mean[r]) * rstd[r];
-    db += d;
+  const int chunks = (N + kRowsPerChunk - 1) / kRowsPerChunk;
+  for (int chunk = blockIdx.y; chunk < chunks; chunk += gridDim.y) {
+    int end = min(N, (chunk + 1) * kRowsPerChunk);
+    float dw = 0.0f, db = 0.0f;
+    for (int r = chunk * kRowsPerChunk; r < end; ++r) {
+      std::size_t i = static_cast<std::size_t>(r) * C + c;
+      float d = load(dout + i);
+      dw += d * (load(inp + i) - mean[r]) * rstd[r];
+      db += d;
+    }
+    partial[static_cast<std::size_t>(chunk) * 2 * C + c] = dw;
+    partial[static_cast<std::size_t>(chunk) * 2 * C + C + c] = db;
   }
-  partial[static_cast<std::size_t>(chunk) * 2 * C + c] = dw;
-  partial[static_cast<std::size_t>(chunk) * 2 * C + C + c] = db;
 }
 
 template <typename S>
@@ -88,7 +91,7 @@ __global__ void layernorm_backward_finish_kernel(S* dweight, S* dbias, const flo
 template <typename S>
 void launch_forward(void* out, float* mean, float* rstd, const void* inp, const void* weight, const void* bias, int N,
                     int C, cudaStream_t s) {
-  unsigned blocks = (N + kWarpsPerBlock - 1) / kWarpsPerBlock;
+  unsigned blocks = std::max(1, (N + kWarpsPerBlock - 1) / kWarpsPerBlock);
   layernorm_forward_kernel<S><<<blocks, kWarpsPerBlock * 32, 0, s>>>(static_cast<S*>(out), mean, rstd,
                                                                     static_cast<const S*>(inp),
                                                                     static_cast<const S*>(weight),
@@ -98,12 +101,12 @@ void launch_forward(void* out, float* mean, float* rstd, const void* inp, const 
 template <typename S>
 void launch_backward(void* dinp, void* dweight, void* dbias, const void* dout, const void* inp, const void* weight,
                      const float* mean, const float* rstd, float* scratch, int N, int C, cudaStream_t s) {
-  unsigned blocks = (N + kWarpsPerBlock - 1) / kWarpsPerBlock;
+  unsigned blocks = std::max(1, (N + kWarpsPerBlock - 1) / kWarpsPerBlock);
   layernorm_backward_input_kernel<S><<<blocks, kWarpsPerBlock * 32, 0, s>>>(
       static_cast<S*>(dinp), static_cast<const S*>(dout), static_cast<const S*>(inp), static_cast<const S*>(weight),
       mean, rstd, N, C);
   int chunks = (N + kRowsPerChunk - 1) / kRowsPerChunk;
-  dim3 grid((C + 255) / 256, chunks);
+  dim3 grid((C + 255) / 256, chunk_grid_y(chunks));
   layernorm_backward_partial_kernel<S><<<grid, 256, 0, s>>>(scratch, static_cast<const S*>(dout),
                                                             static_cast<const S*>(inp), mean, rstd, N, C);
   layernorm_backward_finish_kernel<S><<<(C + 255) / 256, 256, 0, s>>>(static_cast<S*>(dweight),

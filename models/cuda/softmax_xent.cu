@@ -80,15 +80,37 @@ void launch_backward(void* dlogits, const void* logits, const std::int32_t* targ
                                             Vp);
 }
 
+// acc += (f32)(sum(losses) / valid): one block, each thread a fixed strided subset in f64, then a
+// fixed-order tree; the same bits on every run.
+__global__ void add_mean_loss_kernel(double* acc, const float* losses, std::size_t n, int valid) {
+  __shared__ double partial[kThreads];
+  double sum = 0.0;
+  for (std::size_t i = threadIdx.x; i < n; i += kThreads) sum += losses[i];
+  partial[threadIdx.x] = sum;
+  __syncthreads();
+  for (int stride = kThreads / 2; stride > 0; stride /= 2) {
+    if (threadIdx.x < stride) partial[threadIdx.x] += partial[threadIdx.x + stride];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) *acc += valid > 0 ? static_cast<double>(static_cast<float>(partial[0] / valid)) : 0.0;
+}
+
 }  // namespace
+
+void add_mean_loss(double* acc, const float* losses, std::size_t n, int valid, cudaStream_t s) {
+  add_mean_loss_kernel<<<1, kThreads, 0, s>>>(acc, losses, n, valid);
+  ZT_CUDA_CHECK(cudaGetLastError());
+}
 
 void softmax_xent_forward(float* losses, const void* logits, const std::int32_t* targets, int N, int V, int Vp,
                           DType dt, cudaStream_t s) {
+  if (N == 0) return;  // an empty grid is an invalid launch
   ZT_DISPATCH_STORAGE(dt, launch_forward, losses, logits, targets, N, V, Vp, s);
 }
 
 void softmax_xent_backward(void* dlogits, const void* logits, const std::int32_t* targets, float dloss, int N, int V,
                            int Vp, DType dt, cudaStream_t s) {
+  if (N == 0) return;
   ZT_DISPATCH_STORAGE(dt, launch_backward, dlogits, logits, targets, dloss, N, V, Vp, s);
 }
 

@@ -3,14 +3,16 @@
 // ZT_DISPATCH_STORAGE runs a templated launcher for the DType chosen at run time.
 #pragma once
 
+#include <algorithm>
+
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <stdexcept>
 
-#include "runtime/core/cuda/cuda_check.h"
-#include "runtime/core/dtype.h"
+#include "core/cuda/cuda_check.h"
+#include "core/dtype.h"
 
 namespace zt::models::cuda {
 
@@ -31,8 +33,10 @@ __device__ __forceinline__ float warp_max(float v) {
   return v;
 }
 
+// At least one block, so that an empty tensor is a launch that does nothing rather than an
+// invalid configuration; kernels guard their index.
 inline unsigned blocks_for(std::size_t n, unsigned threads) {
-  return static_cast<unsigned>((n + threads - 1) / threads);
+  return static_cast<unsigned>(n == 0 ? 1 : (n + threads - 1) / threads);
 }
 
 inline void check_launch() { ZT_CUDA_CHECK(cudaGetLastError()); }
@@ -49,3 +53,9 @@ inline void check_launch() { ZT_CUDA_CHECK(cudaGetLastError()); }
     }                                                                                  \
     ::zt::models::cuda::check_launch();                                                \
   } while (0)
+
+namespace zt::models::cuda {
+// gridDim.y is at most 65535: a column reduction over more row chunks than that gives each block
+// several chunks, striding by gridDim.y (tensors of more than 4.2 M rows).
+inline unsigned chunk_grid_y(int chunks) { return static_cast<unsigned>(std::clamp(chunks, 1, 65535)); }
+}  // namespace zt::models::cuda

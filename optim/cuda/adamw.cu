@@ -5,8 +5,8 @@
 
 #include <cmath>
 
-#include "optim/adamw.h"
-#include "runtime/core/cuda/cuda_check.h"
+#include "core/cuda/cuda_check.h"
+#include "optim/cuda/optimizer_kernels.h"
 
 namespace zt {
 namespace {
@@ -37,7 +37,7 @@ __global__ void adamw_kernel(float* master, float* exp_avg, float* exp_avg_sq, c
 
 }  // namespace
 
-void adamw_step_cuda(const AdamWStep& a, void* stream) {
+void cuda::adamw_step(const AdamWStep& a, cudaStream_t s) {
   if (a.count == 0) return;
   const AdamWHyper& h = a.hyper;
   double bias_correction1 = 1.0 - std::pow(static_cast<double>(h.beta1), static_cast<double>(a.step));
@@ -51,7 +51,6 @@ void adamw_step_cuda(const AdamWStep& a, void* stream) {
                    a.grad_multiplier};
   constexpr int kThreads = 256;
   unsigned blocks = static_cast<unsigned>((a.count + kThreads - 1) / kThreads);
-  auto s = static_cast<cudaStream_t>(stream);
   switch (a.params_dtype) {
     case DType::f32:
       adamw_kernel<<<blocks, kThreads, 0, s>>>(a.master, a.exp_avg, a.exp_avg_sq, a.grad,

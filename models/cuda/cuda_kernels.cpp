@@ -1,0 +1,157 @@
+#include "models/cuda/cuda_kernels.h"
+
+#include <cmath>
+
+#include "models/cuda/cuda_context.h"
+#include "models/cuda/gemm.h"
+#include "models/cuda/kernels.h"
+#include "models/ops.h"
+
+namespace zt::models {
+namespace {
+
+std::size_t sz(int a, int b) { return static_cast<std::size_t>(a) * static_cast<std::size_t>(b); }
+float* f(const BufferView& v) { return static_cast<float*>(v.data); }
+
+}  // namespace
+
+void CudaKernels::embedding_forward(BufferView out, BufferView tokens, BufferView wte, BufferView wpe, int B, int T,
+                                    int C) {
+  cuda::embedding_forward(out.data, ops::int32_view(tokens), wte.data, wpe.data, B, T, C, ctx_.dtype(),
+                          ctx_.handle());
+}
+
+void CudaKernels::embedding_backward(BufferView dwte, BufferView dwpe, BufferView dout, BufferView,
+                                     const ops::TokenIndex& index, int B, int T, int C) {
+  cuda::embedding_backward(dwte.data, dwpe.data, dout.data, ops::int32_view(index.positions),
+                           ops::int32_view(index.starts), ops::int32_view(index.tokens), index.groups, B, T, C,
+                           ctx_.dtype(), ctx_.handle());
+}
+
+void CudaKernels::layernorm_forward(BufferView out, BufferView mean, BufferView rstd, BufferView inp,
+                                    BufferView weight, BufferView bias, int N, int C) {
+  cuda::layernorm_forward(out.data, f(mean), f(rstd), inp.data, weight.data, bias.data, N, C, ctx_.dtype(),
+                          ctx_.handle());
+}
+
+void CudaKernels::layernorm_backward(BufferView dinp, BufferView dweight, BufferView dbias, BufferView dout,
+                                     BufferView inp, BufferView weight, BufferView mean, BufferView rstd, int N,
+                                     int C) {
+  float* scratch = ctx_.reduction_scratch(cuda::column_sum_scratch_floats(N, 2 * C));
+  cuda::layernorm_backward(dinp.data, dweight.data, dbias.data, dout.data, inp.data, weight.data, f(mean), f(rstd),
+                           scratch, N, C, ctx_.dtype(), ctx_.handle());
+}
+
+void CudaKernels::linear_forward(BufferView out, BufferView inp, BufferView weight, BufferView bias, int N, int IC,
+                                 int OC, int ldo) {
+  // out (N, OC) = inp (N, IC) weight^T (IC, OC)
+  cuda::GemmArgs g;
+  g.trans_b = true;
+  g.M = N, g.N = OC, g.K = IC;
+  g.A = inp.data, g.lda = IC, g.B = weight.data, g.ldb = IC, g.C = out.data, g.ldc = ldo;
+  cuda::gemm(ctx_, g);
+  if (bias.numel > 0) cuda::bias_forward(out.data, bias.data, N, OC, ldo, ctx_.dtype(), ctx_.handle());
+}
+
+void CudaKernels::linear_backward(BufferView dinp, BufferView dweight, BufferView dbias, BufferView dout,
+                                  BufferView inp, BufferView weight, int N, int IC, int OC, int ldo) {
+  if (dinp.numel > 0) {  // dinp (N, IC) = dout (N, OC) weight (OC, IC)
+    cuda::GemmArgs g;
+    g.M = N, g.N = IC, g.K = OC;
+    g.A = dout.data, g.lda = ldo, g.B = weight.data, g.ldb = IC, g.C = dinp.data, g.ldc = IC;
+    cuda::gemm(ctx_, g);
+  }
+  {  // dweight (OC, IC) += dout^T (OC, N) inp (N, IC)
+    cuda::GemmArgs g;
+    g.trans_a = true;
+    g.M = OC, g.N = IC, g.K = N;
+    g.beta = 1.0f;
+    g.A = dout.data, g.lda = ldo, g.B = inp.data, g.ldb = IC, g.C = dweight.data, g.ldc = IC;
+    cuda::gemm(ctx_, g);
+  }
+  if (dbias.numel > 0)
+    cuda::bias_backward(dbias.data, dout.data, ctx_.reduction_scratch(cuda::column_sum_scratch_floats(N, OC)), N, OC,
+                        ldo, ctx_.dtype(), ctx_.handle());
+}
+
+void CudaKernels::gelu_forward(BufferView out, BufferView inp) {
+  cuda::gelu_forward(out.data, inp.data, inp.numel, ctx_.dtype(), ctx_.handle());
+}
+
+void CudaKernels::gelu_backward(BufferView dinp, BufferView inp, BufferView dout) {
+  cuda::gelu_backward(dinp.data, inp.data, dout.data, inp.numel, ctx_.dtype(), ctx_.handle());
+}
+
+void CudaKernels::residual_forward(BufferView out, BufferView a, BufferView b) {
+  cuda::residual_forward(out.data, a.data, b.data, a.numel, ctx_.dtype(), ctx_.handle());
+}
+
+void CudaKernels::attention_forward(BufferView out, BufferView att, BufferView qkv, BufferView scratch, int B, int T,
+                                    int C, int NH) {
+  const DType dt = ctx_.dtype();
+  const std::size_t n = sz(B * T, C), es = dtype_size(dt);
+  auto* base = static_cast<char*>(scratch.data);
+  void *q = base, *k = base + n * es, *v = base + 2 * n * es, *y = base + 6 * n * es;
+  const int hs = C / NH;
+  cuda::split_heads(q, k, v, qkv.data, B, T, C, NH, dt, ctx_.handle());
+  cuda::GemmArgs s;  // att (T, T) = q (T, hs) k^T / sqrt(hs), per (b, h)
+  s.trans_b = true;
+  s.M = T, s.N = T, s.K = hs, s.alpha = 1.0f / std::sqrt(static_cast<float>(hs));
+  s.A = q, s.lda = hs, s.stride_a = sz(T, hs), s.B = k, s.ldb = hs, s.stride_b = sz(T, hs);
+  s.C = att.data, s.ldc = T, s.stride_c = sz(T, T), s.batch = B * NH;
+  cuda::gemm(ctx_, s);
+  cuda::causal_softmax_forward(att.data, B * NH * T, T, dt, ctx_.handle());
+  cuda::GemmArgs o;  // y (T, hs) = att (T, T) v (T, hs)
+  o.M = T, o.N = hs, o.K = T;
+  o.A = att.data, o.lda = T, o.stride_a = sz(T, T), o.B = v, o.ldb = hs, o.stride_b = sz(T, hs);
+  o.C = y, o.ldc = hs, o.stride_c = sz(T, hs), o.batch = B * NH;
+  cuda::gemm(ctx_, o);
+  cuda::heads_to_rows(out.data, y, B, T, C, NH, dt, ctx_.handle());
+}
+
+void CudaKernels::attention_backward(BufferView dqkv, BufferView dout, BufferView qkv, BufferView att,
+                                     BufferView scratch, int B, int T, int C, int NH) {
+  const DType dt = ctx_.dtype();
+  const std::size_t n = sz(B * T, C), es = dtype_size(dt);
+  auto* base = static_cast<char*>(scratch.data);
+  void *q = base, *k = base + n * es, *v = base + 2 * n * es;
+  void *dq = base + 3 * n * es, *dk = base + 4 * n * es, *dv = base + 5 * n * es, *dy = base + 6 * n * es;
+  void* datt = base + 7 * n * es;
+  const int hs = C / NH;
+  const long long sth = sz(T, hs), stt = sz(T, T);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
+  cuda::split_heads(q, k, v, qkv.data, B, T, C, NH, dt, ctx_.handle());
+  cuda::rows_to_heads(dy, dout.data, B, T, C, NH, dt, ctx_.handle());
+  auto batched = [&](bool ta, bool tb, int M, int N, int K, float alpha, const void* A, int lda, long long sa,
+                     const void* Bm, int ldb, long long sb, void* Cm, int ldc, long long sc) {
+    cuda::GemmArgs g;
+    g.trans_a = ta, g.trans_b = tb, g.M = M, g.N = N, g.K = K, g.alpha = alpha;
+    g.A = A, g.lda = lda, g.stride_a = sa, g.B = Bm, g.ldb = ldb, g.stride_b = sb, g.C = Cm, g.ldc = ldc,
+    g.stride_c = sc, g.batch = B * NH;
+    cuda::gemm(ctx_, g);
+  };
+  batched(false, true, T, T, hs, 1.0f, dy, hs, sth, v, hs, sth, datt, T, stt);    // datt = dy v^T
+  batched(true, false, T, hs, T, 1.0f, att.data, T, stt, dy, hs, sth, dv, hs, sth);  // dv = att^T dy
+  cuda::causal_softmax_backward(datt, att.data, B * NH * T, T, dt, ctx_.handle());
+  batched(false, false, T, hs, T, scale, datt, T, stt, k, hs, sth, dq, hs, sth);  // dq = dpre k
+  batched(true, false, T, hs, T, scale, datt, T, stt, q, hs, sth, dk, hs, sth);   // dk = dpre^T q
+  cuda::merge_heads(dqkv.data, dq, dk, dv, B, T, C, NH, dt, ctx_.handle());
+}
+
+void CudaKernels::softmax_xent_forward(BufferView losses, BufferView logits, BufferView targets, int N, int V,
+                                       int Vp) {
+  cuda::softmax_xent_forward(f(losses), logits.data, ops::int32_view(targets), N, V, Vp, ctx_.dtype(),
+                             ctx_.handle());
+}
+
+void CudaKernels::softmax_xent_backward(BufferView dlogits, BufferView logits, BufferView targets, float dloss, int N,
+                                        int V, int Vp) {
+  cuda::softmax_xent_backward(dlogits.data, logits.data, ops::int32_view(targets), dloss, N, V, Vp, ctx_.dtype(),
+                              ctx_.handle());
+}
+
+void CudaKernels::add_mean_loss(BufferView acc, BufferView losses, int valid) {
+  cuda::add_mean_loss(static_cast<double*>(acc.data), f(losses), losses.numel, valid, ctx_.handle());
+}
+
+}  // namespace zt::models

@@ -1,0 +1,44 @@
+// The CUDA kernels behind models/kernels.h, bound to one CUDA compute context (its stream, cuBLAS
+// handle and scratch). Only compiled with the CUDA backend.
+#pragma once
+
+#include "models/kernels.h"
+
+namespace zt::models {
+
+class CudaComputeContext;
+
+class CudaKernels final : public Kernels {
+ public:
+  explicit CudaKernels(CudaComputeContext& ctx) : ctx_(ctx) {}
+
+  void embedding_forward(BufferView out, BufferView tokens, BufferView wte, BufferView wpe, int B, int T,
+                                 int C) override;
+  void embedding_backward(BufferView dwte, BufferView dwpe, BufferView dout, BufferView tokens,
+                                  const ops::TokenIndex& index, int B, int T, int C) override;
+  void layernorm_forward(BufferView out, BufferView mean, BufferView rstd, BufferView inp, BufferView weight,
+                                 BufferView bias, int N, int C) override;
+  void layernorm_backward(BufferView dinp, BufferView dweight, BufferView dbias, BufferView dout,
+                                  BufferView inp, BufferView weight, BufferView mean, BufferView rstd, int N,
+                                  int C) override;
+  void linear_forward(BufferView out, BufferView inp, BufferView weight, BufferView bias, int N, int IC,
+                              int OC, int ldo) override;
+  void linear_backward(BufferView dinp, BufferView dweight, BufferView dbias, BufferView dout, BufferView inp,
+                               BufferView weight, int N, int IC, int OC, int ldo) override;
+  void gelu_forward(BufferView out, BufferView inp) override;
+  void gelu_backward(BufferView dinp, BufferView inp, BufferView dout) override;
+  void residual_forward(BufferView out, BufferView a, BufferView b) override;
+  void attention_forward(BufferView out, BufferView att, BufferView qkv, BufferView scratch, int B, int T,
+                                 int C, int NH) override;
+  void attention_backward(BufferView dqkv, BufferView dout, BufferView qkv, BufferView att,
+                                  BufferView scratch, int B, int T, int C, int NH) override;
+  void softmax_xent_forward(BufferView losses, BufferView logits, BufferView targets, int N, int V,
+                                    int Vp) override;
+  void softmax_xent_backward(BufferView dlogits, BufferView logits, BufferView targets, float dloss, int N,
+                                     int V, int Vp) override;
+  void add_mean_loss(BufferView acc, BufferView losses, int valid) override;
+ private:
+  CudaComputeContext& ctx_;
+};
+
+}  // namespace zt::models

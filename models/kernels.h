@@ -1,0 +1,51 @@
+// The layer kernels of one device behind one interface: the CPU reference (models/layers/*, fp32)
+// or the CUDA kernels (models/cuda/*, fp32, bf16 or f16 storage with fp32 accumulation). A
+// ComputeContext owns the kernels of its device; ops.h checks the views and calls them, so no code
+// above this line knows which device it runs on. Arguments, shapes and accumulate-vs-overwrite
+// rules are those of ops.h.
+#pragma once
+
+#include <cstddef>
+
+#include "core/buffer.h"
+
+namespace zt::models {
+
+namespace ops {
+struct TokenIndex;
+}
+
+class Kernels {
+ public:
+  virtual ~Kernels() = default;
+
+  virtual void embedding_forward(BufferView out, BufferView tokens, BufferView wte, BufferView wpe, int B, int T,
+                                 int C) = 0;
+  virtual void embedding_backward(BufferView dwte, BufferView dwpe, BufferView dout, BufferView tokens,
+                                  const ops::TokenIndex& index, int B, int T, int C) = 0;
+  virtual void layernorm_forward(BufferView out, BufferView mean, BufferView rstd, BufferView inp, BufferView weight,
+                                 BufferView bias, int N, int C) = 0;
+  virtual void layernorm_backward(BufferView dinp, BufferView dweight, BufferView dbias, BufferView dout,
+                                  BufferView inp, BufferView weight, BufferView mean, BufferView rstd, int N,
+                                  int C) = 0;
+  virtual void linear_forward(BufferView out, BufferView inp, BufferView weight, BufferView bias, int N, int IC,
+                              int OC, int ldo) = 0;
+  virtual void linear_backward(BufferView dinp, BufferView dweight, BufferView dbias, BufferView dout, BufferView inp,
+                               BufferView weight, int N, int IC, int OC, int ldo) = 0;
+  virtual void gelu_forward(BufferView out, BufferView inp) = 0;
+  virtual void gelu_backward(BufferView dinp, BufferView inp, BufferView dout) = 0;
+  virtual void residual_forward(BufferView out, BufferView a, BufferView b) = 0;
+  virtual void attention_forward(BufferView out, BufferView att, BufferView qkv, BufferView scratch, int B, int T,
+                                 int C, int NH) = 0;
+  virtual void attention_backward(BufferView dqkv, BufferView dout, BufferView qkv, BufferView att,
+                                  BufferView scratch, int B, int T, int C, int NH) = 0;
+  virtual void softmax_xent_forward(BufferView losses, BufferView logits, BufferView targets, int N, int V,
+                                    int Vp) = 0;
+  virtual void softmax_xent_backward(BufferView dlogits, BufferView logits, BufferView targets, float dloss, int N,
+                                     int V, int Vp) = 0;
+  // acc (one f64 in two f32 elements) += (f32)(sum(losses) / valid), the sum taken in f64 in a
+  // fixed order; adds 0 when valid is 0. The batch's mean loss without a trip to the host.
+  virtual void add_mean_loss(BufferView acc, BufferView losses, int valid) = 0;
+};
+
+}  // namespace zt::models

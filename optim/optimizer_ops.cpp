@@ -1,0 +1,52 @@
+#include "optim/optimizer_ops.h"
+
+#include <cstring>
+#include <stdexcept>
+
+#include "core/cpu_stream.h"
+#include "optim/grad_stats.h"
+
+namespace zt {
+namespace {
+
+CpuStream& cpu_stream(Stream& stream) {
+  auto* cpu = dynamic_cast<CpuStream*>(&stream);
+  if (!cpu) throw std::invalid_argument("host optimizer work was given a stream of " + stream.device().str());
+  return *cpu;
+}
+
+void store_f64(float* at, double value) { std::memcpy(at, &value, sizeof value); }
+double load_f64(const float* at) {
+  double value = 0.0;
+  std::memcpy(&value, at, sizeof value);
+  return value;
+}
+
+class CpuOptimizerOps final : public OptimizerOps {
+ public:
+  void adamw(const AdamWStep& step, Stream& stream) override {
+    cpu_stream(stream).enqueue([step] { adamw_step_host(step); });
+  }
+
+  void finish_step_stats(BufferView grad, BufferView stats, int micro_batches, BufferView, Stream& stream) override {
+    cpu_stream(stream).enqueue([=] {
+      float* out = stats.as<float>();
+      const GradStats local = grad_stats_host(grad.as<float>(), grad.numel);
+      out[step_stats::sum_of_squares] = static_cast<float>(local.sum_of_squares);
+      out[step_stats::non_finite] = local.non_finite ? 1.0f : 0.0f;
+      store_f64(out + step_stats::exact_sum_of_squares, local.sum_of_squares);
+      out[step_stats::loss] = static_cast<float>(load_f64(out + step_stats::loss_accumulator) / micro_batches);
+    });
+  }
+};
+
+}  // namespace
+
+std::size_t step_stats_scratch_numel() { return 3 * 512; }  // the CUDA reduction's per-block partials
+
+OptimizerOps& optimizer_ops(Device device) {
+  static CpuOptimizerOps cpu;
+  return device.is_cpu() ? static_cast<OptimizerOps&>(cpu) : cuda_optimizer_ops();
+}
+
+}  // namespace zt
