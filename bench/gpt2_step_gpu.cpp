@@ -20,7 +20,7 @@
 #include "models/activations.h"
 #include "models/gpt2.h"
 #include "models/model_state.h"
-#include "runtime/core/cuda/cuda_check.h"
+#include "core/cuda/cuda_check.h"
 
 namespace {
 
@@ -66,6 +66,7 @@ int main(int argc, char** argv) {
     ModelState state(model, Device::cuda(0), dtype);
     state.init(1);
     Activations acts(model, B, T, Device::cuda(0), dtype);
+    acts.set_stream(ctx->stream());
     std::mt19937_64 rng(1);
     std::vector<std::int32_t> tokens(static_cast<std::size_t>(B) * T), targets(tokens.size());
     for (auto& t : tokens) t = static_cast<std::int32_t>(rng() % model.config().vocab_size);

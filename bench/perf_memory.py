@@ -36,7 +36,7 @@ def block_numels(m, vocab=256):
     return [vocab * C + m["block_size"] * C] + [12 * C * C + 13 * C] * L + [2 * C]
 
 
-def format_bytes(b):  # runtime/core/memory.cpp format_bytes
+def format_bytes(b):  # core/memory.cpp format_bytes
     if -1024 < b < 1024:
         return f"{b} B"
     units, v, u = ["KiB", "MiB", "GiB", "TiB"], float(b), -1

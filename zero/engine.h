@@ -16,6 +16,13 @@
 //
 // After the optimizer step, stages 1/2 all-gather each block's updated parameters on the comm
 // stream; the next forward waits for a block's gather only when it reaches that block.
+//
+// The parts: GradientReducer (buckets and their reductions during backward), ParamGatherer
+// (stage 3 gathers and prefetch), StepStatistics (the one all-reduce before the update),
+// ShardOptimizer (master weights, moments, AdamW), PartitionPlan (who owns what). The engine
+// holds the parameters and gradients and runs the schedule. Nothing in a step allocates from the
+// system after the first step, and the host reads the device once per step (StepStats::allocations
+// counts the former).
 #pragma once
 
 #include <cstdint>
@@ -27,14 +34,15 @@
 #include "comm/communicator.h"
 #include "models/activations.h"
 #include "models/model.h"
-#include "optim/grad_stats.h"
 #include "optim/loss_scaler.h"
-#include "runtime/trace/timeline.h"
 #include "zero/engine_options.h"
+#include "zero/exposed_time.h"
 #include "zero/gradient_reducer.h"
 #include "zero/param_gatherer.h"
 #include "zero/partition.h"
-#include "zero/retired_buffers.h"
+#include "zero/shard_optimizer.h"
+#include "zero/step_statistics.h"
+#include "zero/timeline.h"
 
 namespace zt {
 
@@ -45,26 +53,9 @@ struct StepStats {
   bool skipped = false;        // overflow (inf/NaN gradients): no update on any rank
   double step_ms = 0.0;        // wall time of the whole step on this rank
   double comm_ms = 0.0;        // summed duration of this step's collectives on the comm stream
-  double exposed_comm_ms = 0.0;  // time the compute side waited for communication
+  double exposed_comm_ms = 0.0;  // time the compute stream waited for communication
+  std::int64_t allocations = 0;  // memory taken from the system during the step: 0 after the first
   int stop_signal = 0;         // the stop signal some rank received (SIGTERM over SIGINT), or 0
-};
-
-// Where a checkpoint load gets this rank's fp32 optimizer state from: elements [begin,
-// begin + count) of block `block`'s flat parameter (never padding), written to the three outputs.
-// The reader behind it may map the range onto files of another world size or ZeRO stage.
-class ShardSource {
- public:
-  virtual ~ShardSource() = default;
-  virtual void read(std::size_t block, std::size_t begin, std::size_t count, float* master, float* exp_avg,
-                    float* exp_avg_sq) = 0;
-};
-
-// A run of real (non-padding) parameters of one block that this rank owns.
-struct OwnedRange {
-  std::size_t block;
-  std::size_t begin;         // first element, in the block's flat parameter
-  std::size_t count;
-  std::size_t shard_offset;  // where element `begin` sits in this rank's shard
 };
 
 class ZeroEngine {
@@ -92,17 +83,15 @@ class ZeroEngine {
   std::int64_t optimizer_steps() const { return optimizer_steps_; }
   const LossScaler& loss_scaler() const { return loss_scaler_; }
   // Steps and evaluations from now on report their spans (each block's forward/backward, every
-  // collective, the waits) to timeline; null stops recording (runtime/trace/timeline.h).
+  // collective, the waits) to timeline; null stops recording (zero/timeline.h).
   void set_timeline(trace::Timeline* timeline);
 
   // Checkpoints. The shard of the plan's rank this process stands for (stage 0: the whole model,
   // the same on every rank), as host fp32 copies of the whole shard, padding included (zeros).
-  std::vector<OwnedRange> owned_ranges() const;
+  std::vector<OwnedRange> owned_ranges() const { return optimizer_.owned_ranges(); }
   const ZeroOptions& options() const { return options_; }
-  int shard_rank() const { return options_.stage == 0 ? 0 : comm_.rank(); }
-  struct OptimizerShard {
-    std::vector<float> master, exp_avg, exp_avg_sq;
-  };
+  int shard_rank() const { return optimizer_.owner(); }
+  using OptimizerShard = ShardOptimizer::HostState;
   OptimizerShard download_optimizer_shard();
   // Replaces the optimizer state with `source`'s values for owned_ranges(), refreshes the
   // compute-dtype parameters from the new master weights (stages 1/2 all-gather them as after a
@@ -111,22 +100,17 @@ class ZeroEngine {
   void load_state(ShardSource& source, std::int64_t optimizer_steps, const LossScaler::State& loss_scaler);
 
  private:
-  struct UpdateSegment {  // a run of this rank's shard under one weight-decay setting
-    std::size_t block;
-    std::size_t block_offset;  // first element, in the block's flat parameter
-    std::size_t shard_offset;
-    std::size_t count;
-    bool decay;
-  };
-  void build_update_segments();
   models::BlockParams block_params(std::size_t block, const std::vector<BufferView>& gathered) const;
-  double forward_backward(models::Activations& acts, bool boundary, double& exposed_ms);
-  void forward_pass(models::Activations& acts, double& exposed_ms, bool backward_follows);
-  void optimizer_step(double lr, double local_loss, int local_stop_signal, StepStats& stats);
+  void forward_backward(models::Activations& acts, bool boundary);
+  void forward_pass(models::Activations& acts, bool backward_follows);
+  void accumulate_micro_batch_grads();
+  void optimizer_step(double lr, int local_stop_signal, StepStats& stats);
+  // Compute-dtype parameters of this rank's chunks from fp32 master values of the shard.
+  void set_params_from_master(const std::vector<float>& master);
   void sync_parameters();
   BufferView block_grad(std::size_t block);
+  BufferView complete_grad(std::size_t block);
   double collective_ms(std::vector<Work>& works);
-  GradStats local_grad_stats();
 
   const models::Model& model_;
   models::ComputeContext& ctx_;
@@ -135,18 +119,20 @@ class ZeroEngine {
   MemoryTracker& tracker_;
   PartitionPlan plan_;
   std::vector<std::optional<std::size_t>> tied_to_;
-  std::vector<UpdateSegment> segments_;
 
   std::vector<Buffer> params_;         // stages 0-2: every block's padded flat parameter
   Buffer param_shard_;                 // stage 3: this rank's shard in the compute dtype
   std::vector<Buffer> block_grads_;    // stages 0/1: every block's gradient; 2/3: while in flight
+  // Stages 0/1 with gradient accumulation in bf16/f16: the micro-batches' gradients summed in
+  // fp32 (block_grads_ hold one micro-batch's).
+  std::vector<Buffer> grad_accumulators_;
   Buffer grad_shard_;                  // f32 reduced gradients of this rank's shard
-  Buffer master_, exp_avg_, exp_avg_sq_;
-  Buffer stats_;                       // f32 [sum of squares, non-finite, loss, SIGTERMs, SIGINTs], summed
+  ShardOptimizer optimizer_;
+  ExposedTime exposed_;
+  StepStatistics statistics_;
   std::vector<Work> param_sync_;       // stages 1/2: each block's pending all-gather
   std::unique_ptr<GradientReducer> reducer_;
   std::unique_ptr<ParamGatherer> gatherer_;
-  RetiredBuffers retired_;
   std::unique_ptr<models::Activations> acts_;
   LossScaler loss_scaler_;
   std::int64_t optimizer_steps_ = 0;

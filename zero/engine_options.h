@@ -7,16 +7,23 @@
 
 #include "optim/adamw.h"
 #include "optim/loss_scaler.h"
-#include "runtime/core/dtype.h"
+#include "core/dtype.h"
 
 namespace zt {
+
+// The defaults of zero_optimization's sizes, in elements: the config's and the engine's.
+// reduce_bucket_size: 25 MiB of fp32 (PyTorch DDP's bucket), about one GPT-2 layer per bucket;
+// prefetch: about two GPT-2 layers; persistence: small tensors (biases, norms) stay gathered.
+inline constexpr std::size_t kDefaultReduceBucketSize = 6'553'600;
+inline constexpr std::size_t kDefaultPrefetchBucketSize = 15'000'000;
+inline constexpr std::size_t kDefaultPersistenceThreshold = 100'000;
 
 struct ZeroOptions {
   int stage = 0;                                    // 0, 1, 2 or 3
   bool overlap_comm = true;
-  std::size_t reduce_bucket_size = 500'000'000;     // elements per gradient bucket
-  std::size_t stage3_prefetch_bucket_size = 50'000'000;         // elements gathered ahead of use
-  std::size_t stage3_param_persistence_threshold = 100'000;     // blocks this small stay gathered
+  std::size_t reduce_bucket_size = kDefaultReduceBucketSize;                   // elements per gradient bucket
+  std::size_t stage3_prefetch_bucket_size = kDefaultPrefetchBucketSize;        // elements gathered ahead of use
+  std::size_t stage3_param_persistence_threshold = kDefaultPersistenceThreshold;  // blocks this small stay gathered
   DType compute_dtype = DType::f32;                 // parameters, activations, block gradients
   DType comm_dtype = DType::f32;                    // gradient buckets and their reduction
   int gradient_accumulation_steps = 1;
@@ -27,5 +34,11 @@ struct ZeroOptions {
   bool loss_scaling = false;                        // fp16: dynamic (or static) loss scaling
   LossScalerOptions loss_scaler;
 };
+
+// Stages 0/1 keep full block gradients across micro-batches; in bf16/f16 they are summed in fp32
+// accumulators (block gradients hold one micro-batch), as the CPU path's fp32 gradients are.
+inline bool accumulates_in_fp32(const ZeroOptions& options) {
+  return options.stage < 2 && options.gradient_accumulation_steps > 1 && options.compute_dtype != DType::f32;
+}
 
 }  // namespace zt

@@ -4,14 +4,13 @@
 
 #include <stdexcept>
 
-#include "zero/device_ops.h"
-#include "zero/exposed_wait.h"
+#include "core/device_ops.h"
 
 namespace zt {
 
 GradientReducer::GradientReducer(const PartitionPlan& plan, std::vector<std::optional<std::size_t>> tied_to,
                                  Communicator& comm, Stream& compute, Device device, DType comm_dtype, bool overlap,
-                                 MemoryTracker& tracker)
+                                 ExposedTime& exposed, MemoryTracker& tracker)
     : plan_(plan),
       comm_(comm),
       compute_(compute),
@@ -19,7 +18,8 @@ GradientReducer::GradientReducer(const PartitionPlan& plan, std::vector<std::opt
       overlap_(overlap),
       all_reduce_(plan.world_size() == 1 && comm.world_size() > 1),
       tied_to_(std::move(tied_to)),
-      contributors_(plan.blocks().size(), 1) {
+      contributors_(plan.blocks().size(), 1),
+      exposed_(exposed) {
   for (std::size_t b = 0; b < tied_to_.size(); ++b)
     if (tied_to_[b]) ++contributors_.at(*tied_to_[b]);
   // Two alternating buffers let one bucket fill while the previous one is being reduced.
@@ -37,7 +37,6 @@ void GradientReducer::begin(BufferView grad_shard, std::function<BufferView(std:
   unpacked_.clear();
   for (const BucketPlacement& bucket : plan_.buckets()) unpacked_.push_back(bucket.blocks.size());
   slot_of_bucket_.assign(plan_.buckets().size(), std::nullopt);
-  exposed_ms_ = 0.0;
 }
 
 std::vector<std::size_t> GradientReducer::block_ready(std::size_t block) {
@@ -60,14 +59,13 @@ void GradientReducer::pack(std::size_t block) {
   BufferView grad = block_grad_(block);
   const std::size_t chunk = placement.chunk_numel;
   for (int r = 0; r < plan_.world_size(); ++r) {
-    // Rank r's part of this block: elements [r*chunk, (r+1)*chunk), of which the tail past numel
-    // is padding and must be zero (the slot may hold another bucket's values there).
-    std::size_t begin = std::min(placement.numel, static_cast<std::size_t>(r) * chunk);
-    std::size_t real = std::min(placement.numel, begin + chunk) - begin;
+    // Rank r's part of this block, whose padding tail must be zero (the slot may hold another
+    // bucket's values there).
+    const PartitionPlan::Chunk part = plan_.chunk(block, r);
     BufferView dst = slot.buffer.slice(plan_.bucket_rank_offset(placement.bucket, r) + placement.offset_in_rank_chunk,
                                        chunk);
-    zero_ops::convert_copy(compute_, dst.slice(0, real), grad.slice(begin, real));
-    zero_ops::fill_zero(compute_, dst.slice(real, chunk - real));
+    convert_copy(dst.slice(0, part.real), grad.slice(part.begin, part.real), compute_);
+    fill_zero(dst.slice(part.real, chunk - part.real), compute_);
   }
   if (--unpacked_.at(placement.bucket) == 0) launch(placement.bucket);
 }
@@ -102,13 +100,13 @@ void GradientReducer::launch(std::size_t bucket) {
 void GradientReducer::drain(Slot& slot) {
   if (!slot.bucket) return;
   const BucketPlacement& bucket = plan_.bucket(*slot.bucket);
-  exposed_ms_ += wait_exposed(slot.work, compute_, timeline_, [&] {
+  exposed_.wait(slot.work, compute_, timeline_, [&] {
     return std::pair{fmt::format("wait bucket {}", *slot.bucket),
                      nlohmann::json{{"bucket", *slot.bucket}, {"sequence", slot.work.sequence()}}};
   });
   std::size_t offset = all_reduce_ ? 0 : plan_.bucket_rank_offset(*slot.bucket, comm_.rank());
-  zero_ops::accumulate(compute_, grad_shard_.slice(bucket.shard_offset, bucket.rank_chunk_numel),
-                       slot.buffer.slice(offset, bucket.rank_chunk_numel));
+  accumulate(grad_shard_.slice(bucket.shard_offset, bucket.rank_chunk_numel),
+             slot.buffer.slice(offset, bucket.rank_chunk_numel), compute_);
   slot.bucket.reset();
 }
 

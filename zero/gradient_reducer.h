@@ -21,29 +21,30 @@
 #include <vector>
 
 #include "comm/communicator.h"
-#include "runtime/core/buffer.h"
-#include "runtime/trace/timeline.h"
+#include "core/buffer.h"
+#include "zero/exposed_time.h"
 #include "zero/partition.h"
+#include "zero/timeline.h"
 
 namespace zt {
 
 class GradientReducer {
  public:
   // tied_to[b]: the block whose parameters block b also uses (its gradient feeds that block's).
+  // Waits of the compute stream for reductions are measured into exposed.
   GradientReducer(const PartitionPlan& plan, std::vector<std::optional<std::size_t>> tied_to, Communicator& comm,
-                  Stream& compute, Device device, DType comm_dtype, bool overlap, MemoryTracker& tracker);
+                  Stream& compute, Device device, DType comm_dtype, bool overlap, ExposedTime& exposed,
+                  MemoryTracker& tracker);
 
   // Starts a backward pass whose gradients are reduced into grad_shard (f32, shard_numel);
-  // block_grad(b) is block b's gradient (compute dtype, b's numel elements).
+  // block_grad(b) is block b's complete gradient (any dtype, b's numel elements), asked for once
+  // the block and every block tied to it ran backward.
   void begin(BufferView grad_shard, std::function<BufferView(std::size_t)> block_grad);
   // Block b ran backward. Returns the blocks whose gradients were complete and have now been
   // copied into a bucket (their buffers may be reused once the compute stream passes this point).
   std::vector<std::size_t> block_ready(std::size_t block);
   // Waits for every reduction of this pass and folds it into the shard.
   void finish();
-
-  // Time the compute side spent blocked on reductions (exposed communication), this pass.
-  double exposed_ms() const { return exposed_ms_; }
   std::vector<Work> take_completed_works() { return std::exchange(works_, {}); }
   // Reductions and the waits for them go to timeline from now on; null stops recording.
   void set_timeline(trace::Timeline* timeline) { timeline_ = timeline; }
@@ -74,7 +75,7 @@ class GradientReducer {
   std::vector<Slot> slots_;
   std::size_t next_slot_ = 0;
   BufferView grad_shard_;
-  double exposed_ms_ = 0.0;
+  ExposedTime& exposed_;
   std::vector<Work> works_;
   trace::Timeline* timeline_ = nullptr;
 };

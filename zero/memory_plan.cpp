@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "models/activations.h"
-#include "runtime/core/memory.h"
+#include "core/memory.h"
 
 namespace zt {
 
@@ -25,7 +25,7 @@ MemoryPlan plan_memory(const models::Model& model, const ZeroOptions& options, i
   const auto total = static_cast<std::int64_t>(plan.total_numel());
   MemoryPlan m;
   m.params = options.stage < 3 ? c * padded_total : c * shard;
-  m.grads = 4 * shard + (options.stage < 2 ? c * total : 0);
+  m.grads = 4 * shard + (options.stage < 2 ? c * total : 0) + (accumulates_in_fp32(options) ? 4 * total : 0);
   m.optimizer = 3 * 4 * shard;
   const auto slots = static_cast<std::int64_t>(std::min<std::size_t>(2, plan.buckets().size()));
   m.buckets = slots * static_cast<std::int64_t>(plan.largest_bucket_numel() * dtype_size(options.comm_dtype));

@@ -17,7 +17,7 @@ PartitionPlan make_partition_plan(const models::Model& model, const ZeroOptions&
 
 struct MemoryPlan {
   std::int64_t params = 0;       // compute-dtype parameters (stage 3: the shard)
-  std::int64_t grads = 0;        // block gradients (stages 0/1) + the fp32 gradient shard
+  std::int64_t grads = 0;        // block gradients (stages 0/1; + fp32 accumulators) + the fp32 gradient shard
   std::int64_t optimizer = 0;    // fp32 master, exp_avg, exp_avg_sq of the shard
   std::int64_t buckets = 0;      // the alternating gradient bucket buffers
   std::int64_t activations = 0;  // one micro-batch's activations

@@ -5,12 +5,12 @@
 #include <algorithm>
 #include <utility>
 
-#include "zero/exposed_wait.h"
 
 namespace zt {
 
 ParamGatherer::ParamGatherer(const PartitionPlan& plan, Communicator& comm, Stream& compute, Device device, DType dtype,
-                             std::size_t prefetch_numel, std::size_t persistence_threshold, MemoryTracker& tracker)
+                             std::size_t prefetch_numel, std::size_t persistence_threshold, ExposedTime& exposed,
+                             MemoryTracker& tracker)
     : plan_(plan),
       comm_(comm),
       compute_(compute),
@@ -18,15 +18,16 @@ ParamGatherer::ParamGatherer(const PartitionPlan& plan, Communicator& comm, Stre
       dtype_(dtype),
       prefetch_numel_(prefetch_numel),
       persistence_threshold_(persistence_threshold),
+      exposed_(exposed),
       tracker_(tracker) {}
 
 bool ParamGatherer::persistent(std::size_t block) const { return plan_.block(block).numel <= persistence_threshold_; }
 
 void ParamGatherer::launch(std::size_t block) {
   if (gathered_.contains(block)) return;
-  retired_.free_completed();
   const BlockPlacement& placement = plan_.block(block);
-  Gathered g{Buffer(device_, dtype_, placement.padded_numel, MemCategory::gathered, tracker_), Work()};
+  // The all-gather overwrites every element: no zero fill needed beyond the pool's own.
+  Gathered g{Buffer(device_, dtype_, placement.padded_numel, MemCategory::gathered, compute_, tracker_), Work()};
   g.work = comm_.all_gather(shard_.slice(placement.shard_offset, placement.chunk_numel), g.buffer.view(), compute_);
   works_.push_back(g.work);
   if (timeline_)
@@ -36,13 +37,14 @@ void ParamGatherer::launch(std::size_t block) {
 
 void ParamGatherer::begin_pass(std::vector<std::vector<std::size_t>> steps) { steps_ = std::move(steps); }
 
-std::vector<BufferView> ParamGatherer::enter(std::size_t step, double& exposed_ms) {
+std::vector<BufferView> ParamGatherer::enter(std::size_t step) {
   for (std::size_t block : steps_.at(step)) launch(block);
   prefetch_after(step);
   std::vector<BufferView> views;
   for (std::size_t block : steps_[step]) {
     Gathered& g = gathered_.at(block);
-    exposed_ms += wait_exposed(g.work, compute_, timeline_, [&] {
+    g.waited = true;
+    exposed_.wait(g.work, compute_, timeline_, [&] {
       return std::pair{fmt::format("wait gather block {}", block),
                        nlohmann::json{{"block", block}, {"sequence", g.work.sequence()}}};
     });
@@ -76,7 +78,7 @@ void ParamGatherer::leave(std::size_t step) {
     if (next && std::find(next->begin(), next->end(), block) != next->end()) continue;
     auto it = gathered_.find(block);
     if (it == gathered_.end()) continue;
-    retired_.retire(std::move(it->second.buffer), compute_);
+    release(it->second);
     gathered_.erase(it);
   }
 }
@@ -87,14 +89,19 @@ void ParamGatherer::end_pass() {
       ++it;
       continue;
     }
-    retired_.retire(std::move(it->second.buffer), compute_);
+    release(it->second);
     it = gathered_.erase(it);
   }
 }
 
 void ParamGatherer::invalidate() {
-  for (auto& [block, g] : gathered_) retired_.retire(std::move(g.buffer), compute_);
+  for (auto& [block, g] : gathered_) release(g);
   gathered_.clear();
+}
+
+void ParamGatherer::release(Gathered& gathered) {
+  if (!gathered.waited) gathered.work.wait(compute_);  // a prefetch that was never used
+  gathered.buffer = Buffer();
 }
 
 std::vector<Work> ParamGatherer::take_completed_works() { return std::exchange(works_, {}); }

@@ -16,24 +16,25 @@
 #include <vector>
 
 #include "comm/communicator.h"
-#include "runtime/core/buffer.h"
-#include "runtime/trace/timeline.h"
+#include "core/buffer.h"
+#include "zero/exposed_time.h"
 #include "zero/partition.h"
-#include "zero/retired_buffers.h"
+#include "zero/timeline.h"
 
 namespace zt {
 
 class ParamGatherer {
  public:
+  // Waits of the compute stream for gathers are measured into exposed.
   ParamGatherer(const PartitionPlan& plan, Communicator& comm, Stream& compute, Device device, DType dtype,
-                std::size_t prefetch_numel, std::size_t persistence_threshold, MemoryTracker& tracker);
+                std::size_t prefetch_numel, std::size_t persistence_threshold, ExposedTime& exposed,
+                MemoryTracker& tracker);
 
   // The rank's shard of the compute-dtype parameters (in shard order) that gathers read from.
   void set_shard(BufferView shard) { shard_ = shard; }
   void begin_pass(std::vector<std::vector<std::size_t>> steps);
   // Returns the gathered flat parameter (padded) of each block of step i, in the step's order.
-  // exposed_ms grows by the time the host was blocked waiting for a gather.
-  std::vector<BufferView> enter(std::size_t step, double& exposed_ms);
+  std::vector<BufferView> enter(std::size_t step);
   void leave(std::size_t step);
   // Frees every gathered block that is not persistent (end of a pass).
   void end_pass();
@@ -48,8 +49,12 @@ class ParamGatherer {
   struct Gathered {
     Buffer buffer;
     Work work;
+    bool waited = false;  // the compute stream waits for work (so it is ordered after the gather)
   };
   void launch(std::size_t block);
+  // Gives a gathered block's memory back to the pool (memory_pool.h): the compute stream is made
+  // to wait for its gather first, so that whatever reuses the memory is ordered after it.
+  void release(Gathered& gathered);
   void prefetch_after(std::size_t step);
   bool persistent(std::size_t block) const;
 
@@ -60,11 +65,11 @@ class ParamGatherer {
   DType dtype_;
   std::size_t prefetch_numel_;
   std::size_t persistence_threshold_;
+  ExposedTime& exposed_;
   MemoryTracker& tracker_;
   BufferView shard_;
   std::vector<std::vector<std::size_t>> steps_;
   std::map<std::size_t, Gathered> gathered_;
-  RetiredBuffers retired_;  // gathered blocks the compute stream may still be reading
   std::vector<Work> works_;
   trace::Timeline* timeline_ = nullptr;
 };

@@ -33,6 +33,12 @@ PartitionPlan::PartitionPlan(std::span<const std::size_t> block_numels, int worl
   }
 }
 
+PartitionPlan::Chunk PartitionPlan::chunk(std::size_t block, int rank) const {
+  const BlockPlacement& placement = blocks_.at(block);
+  const std::size_t begin = std::min(placement.numel, static_cast<std::size_t>(rank) * placement.chunk_numel);
+  return {begin, std::min(placement.numel, begin + placement.chunk_numel) - begin};
+}
+
 std::size_t PartitionPlan::largest_bucket_numel() const {
   std::size_t largest = 0;
   for (const BucketPlacement& bucket : buckets_) largest = std::max(largest, bucket.numel(world_size_));

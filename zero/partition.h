@@ -56,6 +56,14 @@ class PartitionPlan {
   std::size_t total_numel() const { return total_numel_; }  // real parameters
   std::size_t padded_total_numel() const { return shard_numel_ * static_cast<std::size_t>(world_size_); }
   std::size_t largest_bucket_numel() const;
+
+  // Rank r's chunk of block b: elements [begin, begin + real) of the block's flat parameter are
+  // real; the chunk's remaining chunk_numel - real elements are padding (zeros).
+  struct Chunk {
+    std::size_t begin = 0;
+    std::size_t real = 0;
+  };
+  Chunk chunk(std::size_t block, int rank) const;
   // Offset of rank r's chunk of a bucket inside the bucket buffer.
   std::size_t bucket_rank_offset(std::size_t bucket, int rank) const;
 

@@ -8,7 +8,7 @@
 #include <span>
 #include <string_view>
 
-#include "runtime/core/error.h"
+#include "core/error.h"
 
 namespace zt::cli {
 

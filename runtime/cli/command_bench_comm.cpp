@@ -8,7 +8,7 @@
 #include "comm/comm_benchmark.h"
 #include "comm/mpi_bootstrap.h"
 #include "runtime/cli/command.h"
-#include "runtime/core/log.h"
+#include "core/log.h"
 
 namespace zt::cli {
 namespace {

@@ -8,7 +8,7 @@
 #include "runtime/checkpoint/checkpoint_reader.h"
 #include "runtime/checkpoint/safetensors_export.h"
 #include "runtime/cli/command.h"
-#include "runtime/core/memory.h"
+#include "core/memory.h"
 #include "runtime/train/job_settings.h"
 
 namespace zt::cli {

@@ -11,7 +11,7 @@
 #include "runtime/cli/command.h"
 #include "runtime/cli/config_options.h"
 #include "runtime/config/config.h"
-#include "runtime/core/log.h"
+#include "core/log.h"
 #include "runtime/trace/step_range.h"
 #include "runtime/train/job_stopped.h"
 #include "runtime/train/trainer.h"
@@ -46,7 +46,7 @@ int run(const po::variables_map& options, std::ostream&) {
   int world = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &world);
   try {
-    Trainer trainer(config);
+    Trainer trainer(config, MPI_COMM_WORLD);
     if (trace_steps) trainer.trace_steps(*trace_steps);
     trainer.run();
   } catch (const JobStopped& e) {

@@ -15,8 +15,8 @@
 #include <string>
 #include <string_view>
 
-#include "runtime/core/dtype.h"
-#include "runtime/core/log.h"
+#include "core/dtype.h"
+#include "core/log.h"
 
 namespace zt {
 
@@ -91,6 +91,7 @@ struct PrecisionConfig {
   std::int64_t loss_scale_window = 0;
   std::int64_t hysteresis = 0;
   double min_loss_scale = 0;
+  bool tf32 = true;  // fp32 GPU matrix products on TF32 tensor cores
   bool operator==(const PrecisionConfig&) const = default;
 };
 
@@ -101,10 +102,8 @@ struct ZeroConfig {
   std::int64_t stage = 0;
   bool overlap_comm = false;
   std::int64_t reduce_bucket_size = 0;  // elements
-  std::int64_t allgather_bucket_size = 0;  // elements
   std::int64_t stage3_prefetch_bucket_size = 0;  // elements
   std::int64_t stage3_param_persistence_threshold = 0;  // elements
-  bool contiguous_gradients = false;
   CommDataType communication_data_type = CommDataType::fp32;
   bool operator==(const ZeroConfig&) const = default;
 };

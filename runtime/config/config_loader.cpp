@@ -15,7 +15,7 @@
 #include "runtime/config/config_schema.h"
 #include "runtime/config/config_value.h"
 #include "runtime/config/nearest_name.h"
-#include "runtime/core/error.h"
+#include "core/error.h"
 
 namespace zt {
 namespace {

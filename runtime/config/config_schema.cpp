@@ -5,6 +5,8 @@
 #include <charconv>
 #include <stdexcept>
 
+#include "zero/engine_options.h"
+
 namespace zt {
 namespace {
 
@@ -251,6 +253,10 @@ std::vector<ConfigKey> make_keys() {
               at_least(1), "fp16 dynamic scaling: steps without overflow before the scale doubles."));
   add(integer("precision.hysteresis", field(&Config::precision, &PrecisionConfig::hysteresis), 2, at_least(1),
               "fp16 dynamic scaling: overflowing steps tolerated before the scale is halved."));
+  add(boolean("precision.tf32", field(&Config::precision, &PrecisionConfig::tf32), true,
+              "fp32 on a GPU: matrix products may use TF32 tensor cores (fp32 range and accumulation, 10-bit "
+              "mantissa inputs; PyTorch's `set_float32_matmul_precision(\"high\")`), several times faster. `false` "
+              "computes in strict fp32. No effect on the CPU or with bf16/fp16."));
   add(number("precision.min_loss_scale", field(&Config::precision, &PrecisionConfig::min_loss_scale), 1.0,
              greater_than(0), "fp16 dynamic scaling: the scale never goes below this."));
 
@@ -262,26 +268,21 @@ std::vector<ConfigKey> make_keys() {
               "Reduce gradient buckets on the comm stream during backward; `false` runs the same collectives "
               "after backward, with bitwise identical results."));
   add(integer("zero_optimization.reduce_bucket_size", field(&Config::zero_optimization, &ZeroConfig::reduce_bucket_size),
-              6'553'600, at_least(1),
+              static_cast<std::int64_t>(kDefaultReduceBucketSize), at_least(1),
               "Elements per gradient bucket; a full bucket starts its reduction. Buckets hold whole layers; a "
               "layer larger than this gets a bucket of its own. The default (25 MiB of fp32, PyTorch DDP's size) "
               "gives about one GPT-2 layer per bucket: measured, smaller buckets leave less communication exposed "
               "(DeepSpeed's 5e8 puts most models in a single bucket that cannot overlap anything; bench/README.md)."));
-  add(integer("zero_optimization.allgather_bucket_size",
-              field(&Config::zero_optimization, &ZeroConfig::allgather_bucket_size), 500'000'000, at_least(1),
-              "Accepted so DeepSpeed configs load; it changes nothing: stages 1 and 2 all-gather each layer's "
-              "updated parameters straight into the layer, one collective per layer, so there is no bucket to size."));
   add(integer("zero_optimization.stage3_prefetch_bucket_size",
-              field(&Config::zero_optimization, &ZeroConfig::stage3_prefetch_bucket_size), 15'000'000, at_least(0),
+              field(&Config::zero_optimization, &ZeroConfig::stage3_prefetch_bucket_size),
+              static_cast<std::int64_t>(kDefaultPrefetchBucketSize), at_least(0),
               "Stage 3: elements of parameters gathered ahead of their use (at least the next layer); 0 = no "
               "prefetch. The default is about two GPT-2 layers: DeepSpeed's 5e7 gathers the whole of a small "
               "model and saves no memory (bench/results/perf_memory.md)."));
   add(integer("zero_optimization.stage3_param_persistence_threshold",
-              field(&Config::zero_optimization, &ZeroConfig::stage3_param_persistence_threshold), 100'000, at_least(0),
+              field(&Config::zero_optimization, &ZeroConfig::stage3_param_persistence_threshold),
+              static_cast<std::int64_t>(kDefaultPersistenceThreshold), at_least(0),
               "Stage 3: parameter tensors with fewer elements stay gathered on every rank."));
-  add(boolean("zero_optimization.contiguous_gradients",
-              field(&Config::zero_optimization, &ZeroConfig::contiguous_gradients), true,
-              "Copy gradients into one preallocated contiguous buffer as backward produces them."));
   add(choice("zero_optimization.communication_data_type",
              field(&Config::zero_optimization, &ZeroConfig::communication_data_type), CommDataType::fp32,
              {{"fp32", CommDataType::fp32},

@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "runtime/config/nearest_name.h"
-#include "runtime/core/error.h"
+#include "core/error.h"
 
 namespace zt {
 namespace {

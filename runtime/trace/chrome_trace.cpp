@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <fstream>
 
-#include "runtime/core/error.h"
+#include "core/error.h"
 
 namespace zt::trace {
 namespace {

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "runtime/trace/timeline.h"
+#include "zero/timeline.h"
 
 namespace zt::trace {
 

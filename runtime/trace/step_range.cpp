@@ -4,7 +4,7 @@
 
 #include <charconv>
 
-#include "runtime/core/error.h"
+#include "core/error.h"
 
 namespace zt::trace {
 namespace {

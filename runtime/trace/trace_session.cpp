@@ -1,6 +1,6 @@
 #include "runtime/trace/trace_session.h"
 
-#include "runtime/core/log.h"
+#include "core/log.h"
 #include "runtime/trace/chrome_trace.h"
 
 namespace zt::trace {

@@ -7,7 +7,7 @@
 #include <optional>
 
 #include "runtime/trace/step_range.h"
-#include "runtime/trace/timeline.h"
+#include "zero/timeline.h"
 
 namespace zt::trace {
 

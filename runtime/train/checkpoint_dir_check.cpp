@@ -9,7 +9,7 @@
 #include <cstring>
 #include <system_error>
 
-#include "runtime/core/memory.h"
+#include "core/memory.h"
 
 namespace zt {
 

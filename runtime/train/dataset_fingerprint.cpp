@@ -8,7 +8,7 @@
 #include <cstring>
 #include <fstream>
 
-#include "runtime/core/error.h"
+#include "core/error.h"
 #include "runtime/data/shard_files.h"
 
 namespace zt {

@@ -2,9 +2,10 @@
 
 #include <fmt/format.h>
 
+#include "core/device_ops.h"
+#include "core/error.h"
 #include "models/gpt2.h"
 #include "models/mlp.h"
-#include "runtime/core/error.h"
 
 namespace zt {
 
@@ -89,11 +90,19 @@ LrSchedule lr_schedule(const Config& config) {
   return s;
 }
 
-Device resolve_device(const Config& config, int local_rank) {
+Device resolve_device(const Config& config, int local_rank, int local_size) {
   Device device = Device::cpu();
   if (config.train.device == "auto") {
     int gpus = cuda_device_count();
     if (gpus > 0) device = Device::cuda(local_rank % gpus);
+  } else if (config.train.device == "cuda") {
+    const int gpus = cuda_device_ops().device_count();  // throws in a build without CUDA
+    if (local_size > gpus)
+      throw UserError(fmt::format("train.device cuda gives each rank of a node its own GPU, but this node runs {} "
+                                  "ranks and sees {} GPU(s); start at most {} rank(s) per node, or name one "
+                                  "device (cuda:N) for ranks to share",
+                                  local_size, gpus, gpus));
+    device = Device::cuda(local_rank);
   } else {
     device = Device::parse(config.train.device);
   }

@@ -9,7 +9,7 @@
 #include "models/model.h"
 #include "optim/lr_schedule.h"
 #include "runtime/config/config.h"
-#include "runtime/core/device.h"
+#include "core/device.h"
 #include "zero/engine_options.h"
 
 namespace zt {
@@ -18,8 +18,10 @@ std::unique_ptr<models::Model> build_model(const ModelConfig& config);
 ZeroOptions zero_options(const Config& config);
 LrSchedule lr_schedule(const Config& config);
 CommBackend comm_backend(const Config& config);
-// train.device resolved for this rank: auto is cuda:(local_rank mod GPUs) when a GPU is visible,
-// else cpu. Throws zt::UserError when the device is unusable, or the precision needs a GPU.
-Device resolve_device(const Config& config, int local_rank);
+// train.device resolved for this rank: cuda is cuda:local_rank (one GPU per rank of a node; more
+// ranks than GPUs is an error naming both counts); auto is cuda:(local_rank mod GPUs) when a GPU
+// is visible, else cpu; cuda:N is that device for every rank of the node. Throws zt::UserError
+// when the device is unusable, or the precision needs a GPU.
+Device resolve_device(const Config& config, int local_rank, int local_size);
 
 }  // namespace zt

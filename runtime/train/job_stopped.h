@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "runtime/core/error.h"
+#include "core/error.h"
 
 namespace zt {
 

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "runtime/core/log.h"
+#include "core/log.h"
 
 namespace zt {
 namespace {

@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "runtime/config/config_schema.h"
-#include "runtime/core/log.h"
-#include "runtime/core/mpi_check.h"
+#include "core/log.h"
+#include "comm/mpi_check.h"
 #include "runtime/train/job_stopped.h"
 
 namespace zt {

@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "runtime/core/log.h"
-#include "runtime/core/mpi_check.h"
+#include "core/log.h"
+#include "comm/mpi_check.h"
 #include "runtime/train/checkpoint_dir_check.h"
 #include "runtime/train/job_stopped.h"
 #include "runtime/train/rank_agreement.h"

@@ -10,7 +10,7 @@
 #include "models/compute_context.h"
 #include "models/gpt2.h"
 #include "models/mlp.h"
-#include "runtime/core/log.h"
+#include "core/log.h"
 #include "runtime/train/job_settings.h"
 
 namespace zt {
@@ -33,24 +33,25 @@ std::string format_rate(double tokens_per_s) {
 
 }  // namespace
 
-Trainer::Trainer(const Config& config) : config_(config), schedule_(lr_schedule(config)) {
+Trainer::Trainer(const Config& config, MPI_Comm job) : config_(config), schedule_(lr_schedule(config)) {
   log::set_level(config.logging.level);
   log::set_progress_on_all_ranks(config.logging.all_ranks);
-  LaunchInfo launch = query_launch_info(MPI_COMM_WORLD);
+  LaunchInfo launch = query_launch_info(job);
   log::set_rank(launch.rank);
   // Ranks that disagree on the config or the data stop here, all of them, before the first collective.
-  guard_ = std::make_unique<RunGuard>(config, MPI_COMM_WORLD);
-  const Device device = resolve_device(config, launch.local_rank);
+  guard_ = std::make_unique<RunGuard>(config, job);
+  const Device device = resolve_device(config, launch.local_rank, launch.local_size);
   activate(device);
 
   CommOptions comm_options;
   comm_options.backend = comm_backend(config);
   comm_options.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(config.comm.timeout_s * 1000.0));
   comm_options.debug_check = config.comm.debug_check;
-  comm_ = make_communicator(comm_options, device);
+  comm_ = make_communicator(comm_options, device, job);
 
   model_ = build_model(config.model);
-  ctx_ = device.is_cpu() ? models::ComputeContext::cpu(1) : models::ComputeContext::cuda(device.index, config.precision.dtype);
+  ctx_ = device.is_cpu() ? models::ComputeContext::cpu(1)
+                         : models::ComputeContext::cuda(device.index, config.precision.dtype, config.precision.tf32);
   micro_batch_ = static_cast<int>(config.train.train_micro_batch_size_per_gpu);
   seq_len_ = config.model.type == ModelType::mlp ? 1 : static_cast<int>(effective_seq_len(config));
   engine_ = std::make_unique<ZeroEngine>(*model_, *ctx_, *comm_, zero_options(config), micro_batch_, seq_len_);
@@ -135,7 +136,8 @@ void Trainer::report(std::int64_t step, const StepStats& stats, double lr) {
                              {"step_ms", stats.step_ms},
                              {"compute_ms", stats.step_ms - stats.exposed_comm_ms},
                              {"comm_ms", stats.comm_ms},
-                             {"exposed_comm_ms", stats.exposed_comm_ms}};
+                             {"exposed_comm_ms", stats.exposed_comm_ms},
+                             {"allocs", stats.allocations}};
     record.update(memory_fields());
     metrics_->write(record);
   }

@@ -1,7 +1,9 @@
 // A training job: the config turned into a communicator, a model, the ZeRO engine and the data,
 // then the step loop with its logging, metrics and validation. One Trainer per rank; every rank
-// of MPI_COMM_WORLD takes part (an MpiSession must exist).
+// of the job's communicator takes part (an MpiSession must exist).
 #pragma once
+
+#include <mpi.h>
 
 #include <chrono>
 #include <cstdint>
@@ -30,7 +32,8 @@ struct TrainSummary {
 
 class Trainer {
  public:
-  explicit Trainer(const Config& config);
+  // job: the ranks that train together (the CLI passes every rank of the launch).
+  Trainer(const Config& config, MPI_Comm job);
   ~Trainer();
   TrainSummary run();
   // Records a timeline of these steps (with any evaluation they end with) into

@@ -5,9 +5,9 @@
 #include "runtime/checkpoint/checkpoint_directory.h"
 #include "runtime/checkpoint/checkpoint_reader.h"
 #include "runtime/checkpoint/checkpoint_writer.h"
-#include "runtime/core/error.h"
-#include "runtime/core/log.h"
-#include "runtime/core/memory.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "core/memory.h"
 #include "runtime/train/trainer.h"
 
 namespace zt {

@@ -1,11 +1,11 @@
-#include "runtime/trace/timeline.h"
+#include "zero/timeline.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <stdexcept>
 
-#include "runtime/core/cpu_stream.h"
+#include "core/cpu_stream.h"
 
 namespace zt::trace {
 

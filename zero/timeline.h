@@ -21,7 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "comm/work.h"
-#include "runtime/core/stream.h"
+#include "core/stream.h"
 
 namespace zt::trace {
 

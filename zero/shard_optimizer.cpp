@@ -1,0 +1,110 @@
+#include "zero/shard_optimizer.h"
+
+#include <algorithm>
+
+#include "core/device_ops.h"
+#include "optim/optimizer_ops.h"
+
+namespace zt {
+namespace {
+
+bool is_embedding(const std::string& name) { return name == "wte" || name == "wpe"; }
+
+}  // namespace
+
+void upload_f32(BufferView dst, const float* host, Stream& stream, MemoryTracker& tracker) {
+  Buffer staging = Buffer::host(dst.dtype, dst.numel, MemCategory::workspace, Buffer::HostMemory::pageable, tracker);
+  convert_host(host, DType::f32, staging.data(), dst.dtype, dst.numel);
+  copy_async(dst, staging.view(), stream);
+  stream.synchronize();
+}
+
+std::vector<float> download_f32(BufferView src, Stream& stream, MemoryTracker& tracker) {
+  Buffer staging = Buffer::host(src.dtype, src.numel, MemCategory::workspace, Buffer::HostMemory::pageable, tracker);
+  copy_async(staging.view(), src, stream);
+  stream.synchronize();
+  std::vector<float> values(src.numel);
+  convert_host(staging.data(), src.dtype, values.data(), DType::f32, src.numel);
+  return values;
+}
+
+ShardOptimizer::ShardOptimizer(const models::Model& model, const PartitionPlan& plan, int owner,
+                               const ZeroOptions& options, Device device, MemoryTracker& tracker)
+    : plan_(plan),
+      owner_(owner),
+      options_(options),
+      tracker_(tracker),
+      master_(device, DType::f32, plan.shard_numel(), MemCategory::optimizer, tracker),
+      exp_avg_(device, DType::f32, plan.shard_numel(), MemCategory::optimizer, tracker),
+      exp_avg_sq_(device, DType::f32, plan.shard_numel(), MemCategory::optimizer, tracker) {
+  // Consecutive tensors of an owned range with the same decay rule make one segment.
+  for (const OwnedRange& range : owned_ranges()) {
+    const std::size_t end = range.begin + range.count;
+    for (const models::ParamTensor& t : model.block(range.block).layout().tensors()) {
+      const std::size_t lo = std::max(range.begin, t.offset), hi = std::min(end, t.offset + t.numel);
+      if (lo >= hi) continue;
+      const bool decay = t.decay ? (options.decay_embeddings || !is_embedding(t.name)) : options.decay_bias_and_norm;
+      Segment* last = segments_.empty() ? nullptr : &segments_.back();
+      if (last && last->block == range.block && last->decay == decay && last->block_offset + last->count == lo) {
+        last->count += hi - lo;
+      } else {
+        segments_.push_back({range.block, lo, range.shard_offset + (lo - range.begin), hi - lo, decay});
+      }
+    }
+  }
+}
+
+std::vector<OwnedRange> ShardOptimizer::owned_ranges() const {
+  std::vector<OwnedRange> ranges;
+  for (std::size_t b = 0; b < plan_.blocks().size(); ++b) {
+    const PartitionPlan::Chunk chunk = plan_.chunk(b, owner_);
+    if (chunk.real > 0) ranges.push_back({b, chunk.begin, chunk.real, plan_.block(b).shard_offset});
+  }
+  return ranges;
+}
+
+void ShardOptimizer::reset(const std::vector<float>& master, Stream& stream) {
+  upload_f32(master_.view(), master.data(), stream, tracker_);
+  fill_zero(exp_avg_.view(), stream);
+  fill_zero(exp_avg_sq_.view(), stream);
+}
+
+void ShardOptimizer::update(BufferView grad_shard, double lr, float multiplier, std::int64_t step,
+                            const ParamsOut& params_out, Stream& stream) {
+  OptimizerOps& ops = optimizer_ops(master_.device());
+  for (const Segment& s : segments_) {
+    AdamWStep update;
+    update.master = master_.data_as<float>() + s.shard_offset;
+    update.exp_avg = exp_avg_.data_as<float>() + s.shard_offset;
+    update.exp_avg_sq = exp_avg_sq_.data_as<float>() + s.shard_offset;
+    update.grad = grad_shard.as<float>() + s.shard_offset;
+    update.params_out = params_out(s.block, s.block_offset, s.shard_offset, s.count);
+    update.params_dtype = options_.compute_dtype;
+    update.count = s.count;
+    update.step = step;
+    update.grad_multiplier = multiplier;
+    update.hyper = options_.adamw;
+    update.hyper.lr = static_cast<float>(lr);
+    if (!s.decay) update.hyper.weight_decay = 0.0f;
+    ops.adamw(update, stream);
+  }
+}
+
+ShardOptimizer::HostState ShardOptimizer::download(Stream& stream) const {
+  return {download_f32(master_.view(), stream, tracker_), download_f32(exp_avg_.view(), stream, tracker_),
+          download_f32(exp_avg_sq_.view(), stream, tracker_)};
+}
+
+std::vector<float> ShardOptimizer::load(ShardSource& source, Stream& stream) {
+  // Padding stays zero, as reset() leaves it: AdamW never touches it.
+  std::vector<float> master(plan_.shard_numel(), 0.0f), exp_avg(master.size(), 0.0f), exp_avg_sq(master.size(), 0.0f);
+  for (const OwnedRange& r : owned_ranges())
+    source.read(r.block, r.begin, r.count, master.data() + r.shard_offset, exp_avg.data() + r.shard_offset,
+                exp_avg_sq.data() + r.shard_offset);
+  upload_f32(master_.view(), master.data(), stream, tracker_);
+  upload_f32(exp_avg_.view(), exp_avg.data(), stream, tracker_);
+  upload_f32(exp_avg_sq_.view(), exp_avg_sq.data(), stream, tracker_);
+  return master;
+}
+
+}  // namespace zt
