@@ -6,7 +6,7 @@
 #include <limits>
 #include <string_view>
 
-#include "runtime/core/error.h"
+#include "core/error.h"
 
 namespace zt::checkpoint {
 

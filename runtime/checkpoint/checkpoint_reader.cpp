@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "runtime/checkpoint/checkpoint_directory.h"
-#include "runtime/core/error.h"
+#include "core/error.h"
 
 namespace zt::checkpoint {
 namespace {

@@ -11,7 +11,7 @@
 #include "runtime/checkpoint/checkpoint_directory.h"
 #include "runtime/checkpoint/checkpoint_file_io.h"
 #include "runtime/checkpoint/checkpoint_manifest.h"
-#include "runtime/core/log.h"
+#include "core/log.h"
 
 namespace zt::checkpoint {
 namespace {
@@ -21,11 +21,6 @@ namespace fs = std::filesystem;
 static_assert(std::endian::native == std::endian::little, "shard files are little-endian fp32, written as in memory");
 
 std::string rank_entries_name(int rank) { return fmt::format("rank_{:05}.files.json", rank); }
-
-bool crash_requested(std::int64_t step) {
-  const char* value = std::getenv("ZT_TEST_CRASH_IN_CHECKPOINT");
-  return value && std::atoll(value) == step;
-}
 
 // This rank's three shard files, then the list of them (with CRCs) for rank 0 to merge.
 void write_shard_files(ZeroEngine& engine, const fs::path& dir, int shard_rank) {
@@ -85,11 +80,6 @@ SaveResult save_checkpoint(ZeroEngine& engine, const models::Model& model, const
   if (writes_shard) {
     write_shard_files(engine, partial_dir, engine.shard_rank());
     if (request.after_shard_files) request.after_shard_files();
-    if (crash_requested(request.step)) {
-      log::error("ZT_TEST_CRASH_IN_CHECKPOINT={}: exiting in the middle of writing {}", request.step,
-                 partial_dir.string());
-      std::_Exit(86);
-    }
   }
   request.barrier();
 

@@ -23,9 +23,9 @@ struct SaveRequest {
   int world_size = 1;
   std::function<void()> barrier;  // returns once every rank called it
   std::int64_t keep_last = 0;     // prune older complete checkpoints afterwards (0: keep all)
-  // Test hook: runs on each writing rank after its shard files are on disk, before the manifest.
-  // A test makes it throw to leave a partial checkpoint behind. The environment variable
-  // ZT_TEST_CRASH_IN_CHECKPOINT=<step> does the same for whole processes: _exit(86) there.
+  // Runs on each writing rank after its shard files are on disk, before the manifest. A test makes
+  // it throw to leave a partial checkpoint behind (whole processes are crashed at that point by
+  // tests/support/crash_on_open.c instead).
   std::function<void()> after_shard_files;
 };
 

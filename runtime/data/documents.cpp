@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "runtime/core/error.h"
+#include "core/error.h"
 
 namespace zt::data {
 namespace {

@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "runtime/core/error.h"
+#include "core/error.h"
 #include "runtime/data/shard_format.h"
 
 namespace zt::data {

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "runtime/core/error.h"
+#include "core/error.h"
 #include "runtime/data/shard_files.h"
 #include "runtime/data/shuffle.h"
 

@@ -5,7 +5,7 @@
 
 #include <fstream>
 
-#include "runtime/core/error.h"
+#include "core/error.h"
 #include "runtime/plot/gnuplot.h"
 #include "runtime/plot/scratch_directory.h"
 

@@ -14,7 +14,7 @@
 #include <sstream>
 #include <vector>
 
-#include "runtime/core/error.h"
+#include "core/error.h"
 
 extern char** environ;
 

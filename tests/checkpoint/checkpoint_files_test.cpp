@@ -14,7 +14,7 @@
 #include "runtime/checkpoint/checkpoint_directory.h"
 #include "runtime/checkpoint/checkpoint_reader.h"
 #include "runtime/checkpoint/safetensors_export.h"
-#include "runtime/core/error.h"
+#include "core/error.h"
 #include "tests/checkpoint/checkpoint_test_support.h"
 
 namespace zt {

@@ -2,7 +2,8 @@
 # `zerotrain train` killed in the middle of writing a checkpoint, then `--resume auto`: the resumed
 # run's losses equal an uninterrupted run's bit for bit, the partial checkpoint is cleaned up,
 # the result exports, and a resume with another model is refused with a message naming the key.
-# The kill is the test hook ZT_TEST_CRASH_IN_CHECKPOINT=<step> (the writer _exits mid-write).
+# The crash comes from tests/support/crash_on_open.c (LD_PRELOAD, its path in $ZT_CRASH_ON_OPEN_LIB):
+# each rank _exits as it opens its list of shard files for step 10, after writing the shard files.
 #
 # Usage: train_resume_test.sh ZEROTRAIN CONFIG MPIEXEC [MPIEXEC FLAGS...]
 set -euo pipefail
@@ -26,7 +27,8 @@ losses() { sed -n 's/.*"loss":\([^,}]*\).*"step":\([0-9]*\).*/\2 \1/p' "$1"; }
 
 train "$work/a" > "$work/a.log" 2>&1 || { cat "$work/a.log"; fail "the uninterrupted run failed"; }
 
-if ZT_TEST_CRASH_IN_CHECKPOINT=10 train "$work/b" > "$work/b1.log" 2>&1; then fail "the crashing run exited 0"; fi
+if LD_PRELOAD="$ZT_CRASH_ON_OPEN_LIB" ZT_CRASH_ON_OPEN=step_00000010.tmp/rank_00000.files.json \
+  train "$work/b" > "$work/b1.log" 2>&1; then fail "the crashing run exited 0"; fi
 [ -f "$work/b/checkpoints/step_00000005/COMPLETE" ] || fail "the checkpoint of step 5 is not complete"
 [ -d "$work/b/checkpoints/step_00000010.tmp" ] || fail "no partial checkpoint of step 10 was left"
 [ ! -e "$work/b/checkpoints/step_00000010" ] || fail "a partial checkpoint took the final name"

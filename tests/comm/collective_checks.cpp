@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "runtime/core/cpu_stream.h"
+#include "core/cpu_stream.h"
 #include "tests/comm/comm_test_util.h"
 
 namespace zt::test {

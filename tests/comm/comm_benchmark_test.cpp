@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "comm/comm_benchmark.h"
-#include "runtime/core/error.h"
+#include "core/error.h"
 #include "tests/comm/comm_test_util.h"
 
 namespace zt::test {

@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "runtime/core/copy.h"
-#include "runtime/core/cpu_stream.h"
+#include "core/device_ops.h"
+#include "core/cpu_stream.h"
 
 namespace zt::test {
 
@@ -18,13 +18,6 @@ int world_size() {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   return size;
 }
-
-namespace {
-void copy_now(BufferView dst, BufferView src) {
-  CpuStream here(CpuStream::Mode::inline_on_caller, "test-copy");
-  copy_async(dst, src, here);
-}
-}  // namespace
 
 void write_buffer(const BufferView& view, const std::vector<float>& values) {
   Buffer host = Buffer::host(view.dtype, values.size(), MemCategory::workspace, Buffer::HostMemory::pageable);

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/core/buffer.h"
+#include "core/buffer.h"
 
 namespace zt::test {
 

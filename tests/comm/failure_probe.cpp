@@ -17,8 +17,8 @@
 
 #include "comm/mpi_bootstrap.h"
 #include "comm/mpi_communicator.h"
-#include "runtime/core/cpu_stream.h"
-#include "runtime/core/log.h"
+#include "core/cpu_stream.h"
+#include "core/log.h"
 
 namespace {
 

@@ -10,9 +10,9 @@
 #include "comm/cuda/nccl_communicator.h"
 #include "comm/make_communicator.h"
 #include "comm/mpi_communicator.h"
-#include "runtime/core/copy.h"
-#include "runtime/core/cuda/cuda_stream.h"
-#include "runtime/core/error.h"
+#include "core/device_ops.h"
+#include "core/cuda/cuda_stream.h"
+#include "core/error.h"
 #include "tests/comm/collective_checks.h"
 #include "tests/comm/comm_test_util.h"
 

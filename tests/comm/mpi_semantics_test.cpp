@@ -10,8 +10,8 @@
 #include "comm/make_communicator.h"
 #include "comm/mpi_communicator.h"
 #include "comm/reduction_ops.h"
-#include "runtime/core/cpu_stream.h"
-#include "runtime/core/error.h"
+#include "core/cpu_stream.h"
+#include "core/error.h"
 #include "tests/comm/comm_test_util.h"
 
 namespace zt::test {

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/core/error.h"
+#include "core/error.h"
 #include "runtime/data/gpt2_tokenizer.h"
 #include "tests/data/temp_dir.h"
 

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "runtime/core/error.h"
+#include "core/error.h"
 #include "runtime/data/byte_tokenizer.h"
 #include "runtime/data/gpt2_tokenizer.h"
 #include "runtime/data/prepare_data.h"

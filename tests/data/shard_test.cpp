@@ -6,7 +6,7 @@
 #include <iterator>
 #include <vector>
 
-#include "runtime/core/error.h"
+#include "core/error.h"
 #include "runtime/data/shard_files.h"
 #include "runtime/data/shard_format.h"
 #include "runtime/data/shard_reader.h"

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "runtime/core/error.h"
+#include "core/error.h"
 #include "runtime/data/shard_writer.h"
 #include "runtime/data/token_loader.h"
 #include "tests/data/temp_dir.h"

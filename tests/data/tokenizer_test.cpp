@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/core/error.h"
+#include "core/error.h"
 #include "runtime/data/byte_tokenizer.h"
 #include "runtime/data/gpt2_byte_map.h"
 #include "runtime/data/gpt2_pretokenizer.h"

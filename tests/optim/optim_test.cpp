@@ -12,9 +12,9 @@
 #if ZT_HAVE_CUDA
 #include <cuda_runtime.h>
 
-#include "runtime/core/buffer.h"
-#include "runtime/core/cuda/cuda_check.h"
-#include "runtime/core/device.h"
+#include "core/buffer.h"
+#include "core/cuda/cuda_check.h"
+#include "core/device.h"
 #endif
 
 namespace zt {

@@ -25,7 +25,7 @@
 #include "runtime/checkpoint/checkpoint_manifest.h"
 #include "runtime/config/config.h"
 #include "runtime/config/config_schema.h"
-#include "runtime/core/error.h"
+#include "core/error.h"
 #include "runtime/data/shard_format.h"
 #include "runtime/data/shard_reader.h"
 #include "runtime/data/shard_writer.h"

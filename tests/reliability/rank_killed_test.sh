@@ -80,15 +80,15 @@ final_loss=$(last_loss run/metrics.jsonl)
 assert_eq "$final_loss" "$reference_loss" "final loss after kill + auto-resume vs uninterrupted"
 pass "kill -9 of rank 1 after step 10, auto-resume ($resumed) finished with the uninterrupted run's final loss $final_loss"
 
-# (4) Rank 1 dies while the checkpoint of step 8 is being written (CK's test hook
-# ZT_TEST_CRASH_IN_CHECKPOINT makes the writer _exit mid-write; set for rank 1 only): the job ends,
+# (4) Rank 1 dies while the checkpoint of step 8 is being written (tests/support/crash_on_open.c
+# makes it _exit as it opens its list of shard files; preloaded for rank 1 only): the job ends,
 # step 4 stays the newest complete checkpoint, and auto-resume finishes with the reference loss.
 rm -rf run
 cat >crash_rank1_in_save.sh <<SH
 #!/usr/bin/env bash
 if [[ \$OMPI_COMM_WORLD_RANK == 1 && ! -e $TMP/crashed_once ]]; then
   touch $TMP/crashed_once
-  export ZT_TEST_CRASH_IN_CHECKPOINT=8
+  export LD_PRELOAD=$ZT_CRASH_ON_OPEN_LIB ZT_CRASH_ON_OPEN=step_00000008.tmp/rank_00001.files.json
 fi
 exec "$ZEROTRAIN" "\$@"
 SH

@@ -13,7 +13,7 @@
 #include "runtime/config/config.h"
 #include "runtime/config/config_schema.h"
 #include "runtime/config/nearest_name.h"
-#include "runtime/core/error.h"
+#include "core/error.h"
 
 #include <unistd.h>
 
@@ -96,7 +96,6 @@ TEST(ConfigDefaults, AreTheSchemaDefaultsWithTheTinyPreset) {
   EXPECT_EQ(config.zero_optimization.stage, 0);
   EXPECT_TRUE(config.zero_optimization.overlap_comm);
   EXPECT_EQ(config.zero_optimization.reduce_bucket_size, 6'553'600);
-  EXPECT_EQ(config.zero_optimization.allgather_bucket_size, 500'000'000);
   EXPECT_EQ(config.zero_optimization.stage3_prefetch_bucket_size, 15'000'000);
   EXPECT_EQ(config.zero_optimization.stage3_param_persistence_threshold, 100'000);
   EXPECT_EQ(config.zero_optimization.communication_data_type, CommDataType::fp32);
@@ -156,7 +155,7 @@ zero_optimization:
   stage: 3
   overlap_comm: false
   reduce_bucket_size: 5e8
-  allgather_bucket_size: +2.5e7
+  stage3_prefetch_bucket_size: +2.5e7
   communication_data_type: compute
 checkpoint:
   resume: runs/x/checkpoints/step_000100
@@ -179,7 +178,7 @@ comm:
   EXPECT_EQ(config.zero_optimization.stage, 3);
   EXPECT_FALSE(config.zero_optimization.overlap_comm);
   EXPECT_EQ(config.zero_optimization.reduce_bucket_size, 500'000'000);
-  EXPECT_EQ(config.zero_optimization.allgather_bucket_size, 25'000'000);
+  EXPECT_EQ(config.zero_optimization.stage3_prefetch_bucket_size, 25'000'000);
   EXPECT_EQ(config.zero_optimization.communication_data_type, CommDataType::compute);
   EXPECT_EQ(config.checkpoint.resume, "runs/x/checkpoints/step_000100");
   EXPECT_EQ(config.logging.level, log::Level::debug);

@@ -1,4 +1,4 @@
-#include "runtime/core/dtype.h"
+#include "core/dtype.h"
 
 #include <gtest/gtest.h>
 

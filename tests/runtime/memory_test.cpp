@@ -1,4 +1,4 @@
-#include "runtime/core/memory.h"
+#include "core/memory.h"
 
 #include <gtest/gtest.h>
 
@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/core/buffer.h"
-#include "runtime/core/error.h"
+#include "core/buffer.h"
+#include "core/error.h"
 
 namespace zt {
 namespace {
@@ -120,10 +120,10 @@ TEST(Buffer, ZeroElementsAllocateNothing) {
 
 TEST(Device, ParsesAndRejectsClearly) {
   EXPECT_EQ(Device::parse("cpu"), Device::cpu());
-  EXPECT_EQ(Device::parse("cuda"), Device::cuda(0));
   EXPECT_EQ(Device::parse("cuda:3"), Device::cuda(3));
   EXPECT_EQ(Device::cuda(2).str(), "cuda:2");
-  for (const char* bad : {"gpu", "cuda:", "cuda:-1", "cuda:1x", "CPU"}) {
+  // "cuda" alone names this rank's local GPU: only the training job, which knows the rank, resolves it.
+  for (const char* bad : {"gpu", "cuda", "cuda:", "cuda:-1", "cuda:1x", "CPU"}) {
     try {
       Device::parse(bad);
       ADD_FAILURE() << bad << " was accepted";

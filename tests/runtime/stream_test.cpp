@@ -8,11 +8,11 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/core/buffer.h"
-#include "runtime/core/copy.h"
-#include "runtime/core/cpu_stream.h"
+#include "core/buffer.h"
+#include "core/device_ops.h"
+#include "core/cpu_stream.h"
 #if ZT_HAVE_CUDA
-#include "runtime/core/cuda/cuda_stream.h"
+#include "core/cuda/cuda_stream.h"
 #endif
 
 namespace zt {

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "runtime/core/error.h"
+#include "core/error.h"
 #include "runtime/plot/curves_chart.h"
 #include "runtime/plot/gnuplot.h"
 #include "runtime/plot/metrics_series.h"

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "runtime/core/error.h"
+#include "core/error.h"
 
 namespace zt::trace {
 namespace {

@@ -1,7 +1,7 @@
 // The timeline on CPU streams: spans come out on the host clock in the right lanes, collectives
 // from their start to their completion on the comm stream, and the Chrome trace has what the
 // viewers need.
-#include "runtime/trace/timeline.h"
+#include "zero/timeline.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <memory>
 #include <thread>
 
-#include "runtime/core/cpu_stream.h"
+#include "core/cpu_stream.h"
 #include "runtime/trace/chrome_trace.h"
 #include "runtime/trace/trace_session.h"
 
