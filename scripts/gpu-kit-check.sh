@@ -11,5 +11,5 @@ if ! grep -q '^CMAKE_CUDA_COMPILER:' build/CMakeCache.txt 2>/dev/null; then
 fi
 start=$(date +%s)
 bash tools/gpu-kit/build.sh --build-dir build gpu-kit-out
-ZT_GPU_KIT_DIR=$PWD/gpu-kit-out ctest --test-dir build -R '^gpukit\.' --output-on-failure --no-tests=error
+ZT_GPU_KIT_DIR=$PWD/gpu-kit-out ctest --test-dir build -R '^gpukit\.self_contained$' --output-on-failure --no-tests=error
 echo "gpu-kit-check: packed and checked in $(( $(date +%s) - start )) s"

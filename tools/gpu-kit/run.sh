@@ -8,11 +8,11 @@
 #
 # OUT_DIR gets <part>.md for each part, summary.md (all of them, with the date, GPU and commit) and
 # logs.tar.gz. Time limits per part (seconds) can be changed with ZT_KIT_TIMEOUT_<PART>; the
-# defaults add up to 8 minutes. Exit status: the number of parts that failed.
+# defaults add up to 8.5 minutes. Exit status: the number of parts that failed.
 set -uo pipefail
 kit=$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)
 all_parts=(tests stages sanitizer perf overlap repro)
-declare -A default_timeout=([tests]=120 [stages]=60 [sanitizer]=90 [perf]=130 [overlap]=50 [repro]=30)
+declare -A default_timeout=([tests]=120 [stages]=60 [sanitizer]=90 [perf]=150 [overlap]=50 [repro]=40)
 
 if [ "${1:-}" = --part ]; then part=$2; out=$3; mode=part; else mode=main; out=${1:?usage: run.sh OUT_DIR [PART...]}; shift; fi
 mkdir -p "$out" && out=$(cd "$out" && pwd) || exit 1
@@ -22,14 +22,14 @@ mkdir -p "$logs"
 report() { python3 "$kit/tools/gpu-kit/report.py" "$@"; }
 cd "$kit"
 
-# zerotrain train with the kit's data, no evaluation or checkpoints, metrics in RUN_DIR.
-# train_args RUN_DIR STEPS [--set KEY=VALUE...]
-train_args() {
+# train RUN_DIR STEPS [--set KEY=VALUE...]: sets TRAIN to zerotrain's arguments for a run of the
+# default config on the kit's data, without evaluation or checkpoints, metrics in RUN_DIR.
+train() {
   local run_dir=$1 steps=$2; shift 2
-  echo train --config "$kit/configs/default.yaml" \
-    --set "data.train_files=$kit/data/fortunes/train_*.bin" --set "data.val_files=$kit/data/fortunes/val_*.bin" \
-    --set train.steps="$steps" --set train.eval_interval=0 --set checkpoint.interval=0 \
-    --set logging.log_interval=5 --set logging.run_dir="$run_dir" "$@"
+  TRAIN=(train --config "$kit/configs/default.yaml"
+    --set "data.train_files=$kit/data/fortunes/train_*.bin" --set "data.val_files=$kit/data/fortunes/val_*.bin"
+    --set train.steps="$steps" --set train.eval_interval=0 --set checkpoint.interval=0
+    --set logging.log_interval=5 --set logging.run_dir="$run_dir" "$@")
 }
 mpi() { mpirun --bind-to none -np "$@"; }
 kit_run=$kit/libexec/kit-run
@@ -75,9 +75,10 @@ part_stages() {  # (1, cont.) the engine at every ZeRO stage: 2 GPU ranks (stage
   local runs=$logs/stages.tsv stage status
   : > "$runs"
   for stage in 0 1 2 3; do
-    mpi 2 zerotrain $(train_args "$logs/stage$stage-cpu" 8 --set zero_optimization.stage=$stage) > "$logs/stage$stage-cpu.log" 2>&1
-    mpi 2 zerotrain $(train_args "$logs/stage$stage-gpu" 8 --set zero_optimization.stage=$stage --set train.device=cuda) \
-      > "$logs/stage$stage-gpu.log" 2>&1
+    train "$logs/stage$stage-cpu" 8 --set zero_optimization.stage=$stage
+    mpi 2 zerotrain "${TRAIN[@]}" > "$logs/stage$stage-cpu.log" 2>&1
+    train "$logs/stage$stage-gpu" 8 --set zero_optimization.stage=$stage --set train.device=cuda
+    mpi 2 zerotrain "${TRAIN[@]}" > "$logs/stage$stage-gpu.log" 2>&1
     status=$?
     printf '%s\t2\t%s\t%s\t%s\n' "$stage" "$status" "$logs/stage$stage-cpu" "$logs/stage$stage-gpu" >> "$runs"
   done
@@ -92,11 +93,13 @@ part_sanitizer() {  # (2) memcheck on 2 ranks (staged MPI), racecheck on 1, bf16
     return 1
   fi
   local common=(--set train.device=cuda --set precision.dtype=bf16 --set train.train_micro_batch_size_per_gpu=2)
-  mpi 2 compute-sanitizer --tool memcheck --error-exitcode 9 --print-limit 20 \
-    "$kit/libexec/zerotrain" $(train_args "$logs/memcheck" 3 "${common[@]}") > "$logs/memcheck.log" 2>&1
+  train "$logs/memcheck" 3 "${common[@]}"
+  mpi 2 compute-sanitizer --tool memcheck --error-exitcode 9 --print-limit 20 "$kit/libexec/zerotrain" "${TRAIN[@]}" \
+    > "$logs/memcheck.log" 2>&1
   printf 'memcheck\t2\t%s\t%s\n' "$?" "$logs/memcheck.log" >> "$runs"
-  "$kit_run" compute-sanitizer --tool racecheck --error-exitcode 9 --print-limit 20 \
-    "$kit/libexec/zerotrain" $(train_args "$logs/racecheck" 2 "${common[@]}") > "$logs/racecheck.log" 2>&1
+  train "$logs/racecheck" 2 "${common[@]}"
+  "$kit_run" compute-sanitizer --tool racecheck --error-exitcode 9 --print-limit 20 "$kit/libexec/zerotrain" "${TRAIN[@]}" \
+    > "$logs/racecheck.log" 2>&1
   printf 'racecheck\t1\t%s\t%s\n' "$?" "$logs/racecheck.log" >> "$runs"
   report sanitizer "$runs" "$out/sanitizer.md"
 }
@@ -124,17 +127,21 @@ part_overlap() {  # (4) 2 ranks on one GPU through MPI staging, overlap on vs of
                --set train.device=cuda --set precision.dtype=bf16 --set train.train_micro_batch_size_per_gpu=8
                --set zero_optimization.reduce_bucket_size=25000000)
   for on in true false; do
-    mpi 2 zerotrain $(train_args "$logs/overlap-$on" 12 "${model[@]}" --set zero_optimization.overlap_comm=$on) \
-      > "$logs/overlap-$on.log" 2>&1 || { echo "overlap_comm=$on failed, see logs/overlap-$on.log"; tail -5 "$logs/overlap-$on.log"; }
+    train "$logs/overlap-$on" 12 "${model[@]}" --set zero_optimization.overlap_comm=$on
+    mpi 2 zerotrain "${TRAIN[@]}" > "$logs/overlap-$on.log" 2>&1 || { echo "overlap_comm=$on failed, see logs/overlap-$on.log"; tail -5 "$logs/overlap-$on.log"; }
   done
   report overlap 4 "$out/overlap.md" "overlap on=$logs/overlap-true" "overlap off=$logs/overlap-false"
 }
 
 part_repro() {  # (5) two identical runs, bitwise: 1 GPU, and 2 ranks at stage 2
-  local gpu=(--set train.device=cuda --set precision.dtype=bf16)
+  # 4 layers x 256, T = 128: enough blocks per kernel that an unordered reduction would show.
+  local gpu=(--set train.device=cuda --set precision.dtype=bf16 --set model.n_layer=4 --set model.n_embd=256
+             --set model.block_size=128)
   for run in a b; do
-    zerotrain $(train_args "$logs/repro-1rank-$run" 20 "${gpu[@]}") > "$logs/repro-1rank-$run.log" 2>&1
-    mpi 2 zerotrain $(train_args "$logs/repro-2rank-$run" 20 "${gpu[@]}") > "$logs/repro-2rank-$run.log" 2>&1
+    train "$logs/repro-1rank-$run" 20 "${gpu[@]}"
+    zerotrain "${TRAIN[@]}" > "$logs/repro-1rank-$run.log" 2>&1
+    train "$logs/repro-2rank-$run" 20 "${gpu[@]}"
+    mpi 2 zerotrain "${TRAIN[@]}" > "$logs/repro-2rank-$run.log" 2>&1
   done
   report repro "$out/repro.md" "$logs/repro-1rank-a" "$logs/repro-1rank-b" "$logs/repro-2rank-a" "$logs/repro-2rank-b"
 }
