@@ -2,6 +2,7 @@
 # The GPU kit is self-contained: what a bare GPU machine lacks, the kit carries. Checked on the
 # kit's CPU-only parts, for the kit in ZT_GPU_KIT_DIR (tools/gpu-kit/build.sh; skipped, exit 77,
 # when it is not set):
+#   0. a copy of the kit elsewhere unpacks (tools/gpu-kit/unpack.sh);
 #   1. every program and library in the kit finds each library it needs inside the kit, except
 #      glibc, the NVIDIA driver and the CUDA libraries the machine provides (lib/target-libs.txt);
 #   2. with the system's Open MPI, PMIx, OpenBLAS and every library the kit carries hidden (a mount
@@ -21,6 +22,11 @@ fi
 kit=$(cd "$kit" && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/zt-gpukit.XXXXXX")
 trap 'rm -rf -- "$tmp"' EXIT
+# A copy in another place, as on the GPU machine: the kit must not depend on where it was built,
+# and unpacking its compressed files (unpack.sh) must leave the built kit as it travels.
+cp -a "$kit" "$tmp/kit"
+bash "$tmp/kit/tools/gpu-kit/unpack.sh" || fail "unpack.sh failed"
+kit=$tmp/kit
 
 # --- 1. every library resolves inside the kit ----------------------------------------------------
 allowed_outside='^(linux-vdso|ld-linux|libc|libm|libdl|libpthread|librt|libresolv|libutil|libanl|libcuda|libnvidia-[a-z-]*|libstdc\+\+|libgcc_s)\.so'

@@ -8,6 +8,7 @@
 # kit_env_problems holds the reasons the kit cannot run here (empty when it can).
 kit_env_problems=()
 
+ldcache() { { command -v ldconfig >/dev/null && ldconfig -p || /sbin/ldconfig -p; } 2>/dev/null; }
 kit_field() { sed -n "s/^$1: //p" "$kit/KIT.txt"; }
 version_lt() { [ "$1" != "$2" ] && [ "$(printf '%s\n%s\n' "$1" "$2" | sort -V | head -1)" = "$1" ]; }
 
@@ -21,7 +22,7 @@ fi
 # libstdc++: the machine's when it is at least as new as ours (PyTorch may need the newer one),
 # else the kit's copy in lib/compat.
 ld_path="$kit/lib"
-system_libstdcxx=$(ldconfig -p 2>/dev/null | awk '/libstdc\+\+\.so\.6 .*x86-64/{print $NF; exit}')
+system_libstdcxx=$(ldcache | awk '/libstdc\+\+\.so\.6 .*x86-64/{print $NF; exit}')
 glibcxx_here=$( [ -n "$system_libstdcxx" ] && grep -ao 'GLIBCXX_3\.4\.[0-9]*' "$system_libstdcxx" | sort -uV | tail -1)
 if [ -z "$glibcxx_here" ] || version_lt "${glibcxx_here#GLIBCXX_}" "$(kit_field glibcxx_ours)"; then
   ld_path="$ld_path:$kit/lib/compat"
@@ -37,7 +38,7 @@ kit_python_site_dirs() {
 }
 find_machine_lib() {  # NAME: prints the folder that holds it
   local name=$1 dir
-  dir=$(ldconfig -p 2>/dev/null | awk -v n="$name" '$1 == n && /x86-64/ {print $NF; exit}')
+  dir=$(ldcache | awk -v n="$name" '$1 == n && /x86-64/ {print $NF; exit}')
   if [ -n "$dir" ]; then dirname "$dir"; return; fi
   for dir in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib /usr/local/cuda-*/lib64 \
              /usr/local/cuda-*/lib /usr/local/cuda-*/targets/x86_64-linux/lib /usr/lib/x86_64-linux-gnu; do
@@ -71,7 +72,7 @@ if [ "$(id -u)" -eq 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_
 
 ZT_PYTHON=""
 for py in python3 /opt/*/.venv/bin/python3 /opt/conda/bin/python3; do
-  if command -v "$py" >/dev/null 2>&1 && env -u LD_LIBRARY_PATH "$py" -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+  if command -v "$py" >/dev/null 2>&1 && "$py" -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
     ZT_PYTHON=$(command -v "$py"); break
   fi
 done

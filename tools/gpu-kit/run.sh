@@ -15,6 +15,7 @@ all_parts=(tests stages sanitizer perf overlap repro)
 declare -A default_timeout=([tests]=120 [stages]=60 [sanitizer]=90 [perf]=150 [overlap]=50 [repro]=40)
 
 if [ "${1:-}" = --part ]; then part=$2; out=$3; mode=part; else mode=main; out=${1:?usage: run.sh OUT_DIR [PART...]}; shift; fi
+[ "$mode" = part ] || bash "$kit/tools/gpu-kit/unpack.sh" || exit 1
 mkdir -p "$out" && out=$(cd "$out" && pwd) || exit 1
 logs=$out/logs
 mkdir -p "$logs"
@@ -107,9 +108,9 @@ part_sanitizer() {  # (2) memcheck on 2 ranks (staged MPI), racecheck on 1, bf16
 part_perf() {  # (3) GPT-2 124M bf16 on 1 GPU: zerotrain vs PyTorch eager and torch.compile
   [ -n "$ZT_PYTHON" ] || echo "no Python with PyTorch and CUDA here: the torch rows are left out"
   local status=0
-  # perf_gpu.py runs bin/zerotrain (which sets up the kit's libraries itself) and PyTorch with the
-  # machine's own libraries: nothing of the kit on LD_LIBRARY_PATH.
-  ZT_BIN=$kit/bin/zerotrain ZT_TORCH_PYTHON=$ZT_PYTHON env -u LD_LIBRARY_PATH "${ZT_PYTHON:-python3}" \
+  # perf_gpu.py runs bin/zerotrain, which puts the kit's libraries first for itself alone; PyTorch
+  # sees the machine's environment as it is.
+  ZT_BIN=$kit/bin/zerotrain ZT_TORCH_PYTHON=$ZT_PYTHON "${ZT_PYTHON:-python3}" \
     "$kit/bench/perf_gpu.py" --batch "${ZT_KIT_PERF_BATCH:-16}" --steps 15 --warmup 5 --output "$out/perf.md" \
     > "$logs/perf_gpu.log" 2>&1 || { status=$?; tail -30 "$logs/perf_gpu.log"; }
   # The models' forward + backward alone (no optimizer, no engine), to split the step's time.
@@ -181,7 +182,7 @@ done
   echo "- GPU: ${gpu:-none found (nvidia-smi)}"
   echo "- commit: $(sed -n 's/^commit: //p' "$kit/KIT.txt"); kit $(sed -n 's/^built: //p' "$kit/KIT.txt")"
   echo "- machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), Linux $(uname -r), glibc $(getconf GNU_LIBC_VERSION | cut -d' ' -f2)"
-  echo "- PyTorch: ${ZT_PYTHON:-none} $( [ -n "$ZT_PYTHON" ] && env -u LD_LIBRARY_PATH "$ZT_PYTHON" -c 'import torch; print(torch.__version__)')"
+  echo "- PyTorch: ${ZT_PYTHON:-none} $( [ -n "$ZT_PYTHON" ] && "$ZT_PYTHON" -c 'import torch; print(torch.__version__)')"
   echo "- libraries from the machine: ${ZT_KIT_LD_PATH#"$kit/lib"}"
   for p in "${kit_env_problems[@]}"; do echo "- PROBLEM: $p"; done
   echo
