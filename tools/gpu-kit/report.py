@@ -24,9 +24,12 @@ def read_tsv(path):
     return [line.rstrip("\n").split("\t") for line in Path(path).read_text().splitlines() if line.strip()]
 
 
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
 def gtest_cases(log_text):
     """(name, result, ms, skip reason) of each case GoogleTest reported, in order."""
-    cases, lines = [], log_text.splitlines()
+    cases, lines = [], ANSI.sub("", log_text).splitlines()
     for i, line in enumerate(lines):
         m = CASE.match(line)
         if not m:
@@ -155,10 +158,11 @@ def repro(out, dirs):
         # floats here are equal bits.
         first_diff = next((i for i, (x, y) in enumerate(zip(ra, rb)) if any(x[f] != y[f] for f in fields)), None)
         ok = bool(ra) and len(ra) == len(rb) and first_diff is None
+        verdict = "identical" if ok else "DIFFERENT" if ra and rb else "FAIL (a run left no steps)"
         failures += not ok
         where = "-" if first_diff is None else f"step {ra[first_diff]['step']}: {ra[first_diff]['loss']!r} vs {rb[first_diff]['loss']!r}"
         rows.append(f"| {Path(a).name} vs {Path(b).name} | {len(ra)} / {len(rb)} | "
-                    f"{ra[-1]['loss'] if ra else float('nan')!r} | {where} | {'identical' if ok else 'DIFFERENT'} |")
+                    f"{ra[-1]['loss'] if ra else float('nan')!r} | {where} | {verdict} |")
     write(out, ["## Two identical runs compared bitwise", "",
                 "Every step's loss and gradient norm in metrics.jsonl (written with all their digits) must be equal.", "",
                 "| runs | steps | final loss | first difference | result |", "| --- | --- | --- | --- | --- |", *rows])

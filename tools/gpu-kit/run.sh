@@ -45,9 +45,9 @@ part_tests() {  # (1) every CUDA case of every test binary, multi-rank ones unde
     ranks=$(awk -F'\t' -v b="$name" '$1 == b {print $2}' "$kit/tests/ranks.tsv")
     log=$logs/test-$name-list.log
     if [ -n "$ranks" ]; then
-      timeout -k 5 30 mpirun -np 1 "$bin" --gtest_list_tests --gtest_filter="$cuda_filter" > "$log" 2>&1
+      timeout -k 5 30 mpirun -np 1 "$bin" --gtest_list_tests --gtest_filter="$cuda_filter" --gtest_color=no > "$log" 2>&1
     else
-      timeout -k 5 30 "$kit_run" "$bin" --gtest_list_tests --gtest_filter="$cuda_filter" > "$log" 2>&1
+      timeout -k 5 30 "$kit_run" "$bin" --gtest_list_tests --gtest_filter="$cuda_filter" --gtest_color=no > "$log" 2>&1
     fi
     status=$?
     # A binary that cannot even list its cases (a missing library, say) is a failed run.
@@ -62,9 +62,9 @@ part_tests() {  # (1) every CUDA case of every test binary, multi-rank ones unde
     for n in $counts; do
       log=$logs/test-$name-np$n.log
       if [ -n "$ranks" ]; then
-        timeout -k 5 60 mpirun --bind-to none -np "$n" "$bin" --gtest_filter="$cuda_filter" > "$log" 2>&1
+        timeout -k 5 60 mpirun --bind-to none -np "$n" "$bin" --gtest_filter="$cuda_filter" --gtest_color=no > "$log" 2>&1
       else
-        timeout -k 5 60 "$kit_run" "$bin" --gtest_filter="$cuda_filter" > "$log" 2>&1
+        timeout -k 5 60 "$kit_run" "$bin" --gtest_filter="$cuda_filter" --gtest_color=no > "$log" 2>&1
       fi
       printf '%s\t%s\t%s\t%s\n' "$name" "$n" "$?" "$log" >> "$runs"
     done
@@ -112,7 +112,9 @@ part_perf() {  # (3) GPT-2 124M bf16 on 1 GPU: zerotrain vs PyTorch eager and to
   # sees the machine's environment as it is.
   ZT_BIN=$kit/bin/zerotrain ZT_TORCH_PYTHON=$ZT_PYTHON "${ZT_PYTHON:-python3}" \
     "$kit/bench/perf_gpu.py" --batch "${ZT_KIT_PERF_BATCH:-16}" --steps 15 --warmup 5 --output "$out/perf.md" \
-    > "$logs/perf_gpu.log" 2>&1 || { status=$?; tail -30 "$logs/perf_gpu.log"; }
+    > "$logs/perf_gpu.log" 2>&1 || { status=$?
+      printf '## GPT-2 124M on one GPU\n\nbench/perf_gpu.py failed (exit %s):\n\n```\n%s\n```\n' \
+        "$status" "$(tail -30 "$logs/perf_gpu.log")" > "$out/perf.md"; }
   # The models' forward + backward alone (no optimizer, no engine), to split the step's time.
   if [ -x "$kit/libexec/zt_bench_gpt2_step" ]; then
     { echo; echo "Forward + backward of the model alone (\`zt_bench_gpt2_step\`, no optimizer or engine):"; echo; echo '```'
