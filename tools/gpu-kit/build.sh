@@ -59,11 +59,11 @@ is_elf() { [ "$(head -c 4 "$1" 2>/dev/null | od -An -c | tr -d ' ')" = '177ELF' 
 
 cp "$build/zerotrain" "$kit/libexec/zerotrain"
 # The models' own GPT-2 step benchmark (bench/gpt2_step_gpu.cpp), built with the CUDA backend.
-find "$build" -path '*/CMakeFiles' -prune -o -type f -perm -u+x -name 'zt_bench_*' -exec cp {} "$kit/libexec/" \;
+find "$build/" -path '*/CMakeFiles' -prune -o -type f -perm -u+x -name 'zt_bench_*' -exec cp {} "$kit/libexec/" \;
 # Test binaries by name, whichever scheme they follow (area_name_test or test_name), not by a list.
 while IFS= read -r -d '' f; do
   is_elf "$f" && cp "$f" "$kit/tests/"
-done < <(find "$build" -path '*/CMakeFiles' -prune -o -type f -perm -u+x \( -name '*_test' -o -name 'test_*' \) -print0)
+done < <(find "$build/" -path '*/CMakeFiles' -prune -o -type f -perm -u+x \( -name '*_test' -o -name 'test_*' \) -print0)
 [ -n "$(ls "$kit/tests")" ] || die "no test binaries (*_test, test_*) under $build"
 
 # How many ranks CTest starts each multi-rank test binary with: "binary<TAB>n n ...".
