@@ -9,6 +9,9 @@
 kit_env_problems=()
 
 ldcache() { { command -v ldconfig >/dev/null && ldconfig -p || /sbin/ldconfig -p; } 2>/dev/null; }
+# Every part needs a GPU; without one they would only report skips.
+nvidia-smi -L >/dev/null 2>&1 || kit_env_problems+=("no NVIDIA GPU visible (nvidia-smi -L failed or is missing)")
+
 kit_field() { sed -n "s/^$1: //p" "$kit/KIT.txt"; }
 version_lt() { [ "$1" != "$2" ] && [ "$(printf '%s\n%s\n' "$1" "$2" | sort -V | head -1)" = "$1" ]; }
 

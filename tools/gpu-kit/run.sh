@@ -90,7 +90,7 @@ part_sanitizer() {  # (2) memcheck on 2 ranks (staged MPI), racecheck on 1, bf16
   local runs=$logs/sanitizer.tsv
   : > "$runs"
   if ! command -v compute-sanitizer >/dev/null; then
-    echo "## compute-sanitizer" > "$out/sanitizer.md"; echo; echo "compute-sanitizer is not on this machine." >> "$out/sanitizer.md"
+    printf '## compute-sanitizer\n\ncompute-sanitizer is not on this machine (PATH, /usr/local/cuda*/bin).\n' > "$out/sanitizer.md"
     return 1
   fi
   local common=(--set train.device=cuda --set precision.dtype=bf16 --set train.train_micro_batch_size_per_gpu=2)
