@@ -47,6 +47,22 @@ def git_state():
     return commit + (" (+ uncommitted changes in zero/ comm/ runtime/ models/ optim/)" if dirty else "")
 
 
+# Dense bf16 datasheet rates (FLOP/s), most specific name first: nvidia-smi calls the SXM parts
+# "NVIDIA H100 80GB HBM3" and "NVIDIA H200".
+BF16_PEAKS = (("H100 PCIe", 756e12), ("H100 NVL", 835e12), ("H200 NVL", 835e12), ("H100", 989e12), ("H200", 989e12),
+              ("A100", 312e12))
+
+
+def gpu_name():
+    out = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True)
+    return out.stdout.strip().splitlines()[0] if out.returncode == 0 and out.stdout.strip() else "?"
+
+
+def gpu_bf16_peak(name):
+    """The dense bf16 peak of the GPU called `name` (0.0 when unknown)."""
+    return next((peak for key, peak in BF16_PEAKS if key in name), 0.0)
+
+
 def load_average():
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 

@@ -5,7 +5,7 @@ of zerotrain's single-GPU run in bench/perf_gpu.py.
 The model is tools/torch_gpt2_peer.py's GPT2 (zerotrain's architecture: tied wte, pre-LN, GELU
 tanh, fused SDPA attention) with zerotrain's init; bf16 autocast (fp32 master weights), fused
 AdamW, random tokens (the speed does not depend on the data). One JSON line on stdout:
-{"mode", "ms_per_step", "tokens_per_s", "mfu", "peak_flops", "flops_per_step", "loss"}.
+{"mode", "ms_per_step", "tokens_per_s", "mfu", "peak_flops", "flops_per_step", "loss", "max_mem_bytes"}.
 MFU = (6 N + 12 L T C) * tokens / s / peak, N = 12 L C^2 + V C (models/flops.h's convention).
 """
 import argparse
@@ -74,7 +74,8 @@ def main():
     peak = next((p for k, p in PEAKS.items() if k in name), 0.0)
     print(json.dumps({"mode": args.mode, "device": name, "torch": torch.__version__, "ms_per_step": s * 1e3,
                       "tokens_per_s": B * T / s, "flops_per_step": flops, "peak_flops": peak,
-                      "mfu": flops / s / peak if peak else None, "loss": float(loss)}))
+                      "mfu": flops / s / peak if peak else None, "loss": float(loss),
+                      "max_mem_bytes": torch.cuda.max_memory_allocated()}))
 
 
 if __name__ == "__main__":
