@@ -30,8 +30,6 @@ double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-bool is_embedding(const std::string& name) { return name == "wte" || name == "wpe"; }
-
 // Where traced work on a stream starts; records nothing when no timeline is recording.
 Event trace_mark(const trace::Timeline* timeline, Stream& stream) { return timeline ? stream.record() : Event{}; }
 
@@ -132,7 +130,7 @@ void ZeroEngine::build_update_segments() {
     for (const models::ParamTensor& t : model_.block(b).layout().tensors()) {
       std::size_t lo = std::max(begin, t.offset), hi = std::min(end, t.offset + t.numel);
       if (lo >= hi) continue;
-      bool decay = t.decay ? (options_.decay_embeddings || !is_embedding(t.name)) : options_.decay_bias_and_norm;
+      bool decay = t.decay ? (options_.decay_embeddings || !t.embedding) : options_.decay_bias_and_norm;
       UpdateSegment* last = segments_.empty() ? nullptr : &segments_.back();
       if (last && last->block == b && last->decay == decay && last->block_offset + last->count == lo) {
         last->count += hi - lo;
