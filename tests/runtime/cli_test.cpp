@@ -137,7 +137,7 @@ TEST(CliPlan, PlansTheLlamaConfigsAtEveryStage) {
   EXPECT_EQ(tiny.status, kExitSuccess) << tiny.err;
   expect_contains(tiny.out, {"llama (771200 parameters) on 2 rank(s), micro batch 4 x 128, compute f32"});
   CliResult big = run({"plan", "--config", source_file("configs/smollm-135m.yaml"), "--set", "model.preset=llama-3.2-1b",
-                       "--set", "data.seq_len=4096", "-n", "16"});
+                       "--set", "data.seq_len=4096", "-n", "16", "--device", "cuda"});
   EXPECT_EQ(big.status, kExitSuccess) << big.err;
   expect_contains(big.out, {"llama (1235814400 parameters) on 16 rank(s)"});
 }
