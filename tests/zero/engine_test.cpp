@@ -4,6 +4,7 @@
 // which model it trains.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -220,6 +221,34 @@ TEST_F(EngineTest, OverlapOnAndOffAreBitwiseIdentical) {
           << kind_name(kind) << " stage " << stage;
       EXPECT_EQ(on.losses, off.losses) << kind_name(kind) << " stage " << stage;
     }
+}
+
+// optimizer.no_decay_embeddings: exactly the tensors a model flags as embeddings (GPT-2's wte and
+// wpe, Llama's embed_tokens) skip weight decay; everything else gets the same update either way.
+TEST_F(EngineTest, NoDecayEmbeddingsExemptsExactlyTheEmbeddingTensors) {
+  for (ModelKind kind : {ModelKind::gpt2, ModelKind::llama}) {
+    Job job;
+    job.kind = kind;
+    job.T = 8;
+    job.steps = 1;
+    job.options = base_options(2, true);
+    job.options.adamw.weight_decay = 0.5f;
+    MemoryTracker t1, t2;
+    RunResult decayed = run(job, *world_, job.B * world_->world_size(), t1);
+    job.options.decay_embeddings = false;
+    RunResult exempt = run(job, *world_, job.B * world_->world_size(), t2);
+    auto model = make_model(kind);
+    std::size_t at = 0, embeddings = 0;
+    for (std::size_t b = 0; b < model->num_blocks(); at += model->block(b).param_count(), ++b)
+      for (const models::ParamTensor& t : model->block(b).layout().tensors()) {
+        auto first = static_cast<std::ptrdiff_t>(at + t.offset), last = first + static_cast<std::ptrdiff_t>(t.numel);
+        const bool same = std::equal(decayed.params.begin() + first, decayed.params.begin() + last,
+                                     exempt.params.begin() + first);
+        EXPECT_EQ(same, !t.embedding) << kind_name(kind) << " " << model->block(b).name() << "." << t.name;
+        embeddings += t.embedding ? 1 : 0;
+      }
+    EXPECT_EQ(embeddings, kind == ModelKind::gpt2 ? 2u : 1u) << kind_name(kind);
+  }
 }
 
 TEST_F(EngineTest, ModelStateBytesEqualThePlan) {
