@@ -16,8 +16,9 @@ constexpr float kInitStd = 0.02f;
 
 GPT2EmbeddingBlock::GPT2EmbeddingBlock(const GPT2Config& c) : c_(c) {
   std::size_t C = c.n_embd;
-  layout_.add("wte", {static_cast<std::size_t>(c.padded_vocab_size), C}, InitRule::normal(kInitStd), true);
-  layout_.add("wpe", {static_cast<std::size_t>(c.block_size), C}, InitRule::normal(kInitStd), true);
+  layout_.add("wte", {static_cast<std::size_t>(c.padded_vocab_size), C}, InitRule::normal(kInitStd), true,
+              /*embedding=*/true);
+  layout_.add("wpe", {static_cast<std::size_t>(c.block_size), C}, InitRule::normal(kInitStd), true, /*embedding=*/true);
 }
 
 std::size_t GPT2EmbeddingBlock::output_numel(int B, int T) const { return sz(B * T, c_.n_embd); }

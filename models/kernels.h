@@ -7,7 +7,10 @@
 
 #include <cstddef>
 
+#include <span>
+
 #include "core/buffer.h"
+#include "models/layers/rmsnorm.h"
 
 namespace zt::models {
 
@@ -43,6 +46,24 @@ class Kernels {
                                     int Vp) = 0;
   virtual void softmax_xent_backward(BufferView dlogits, BufferView logits, BufferView targets, float dloss, int N,
                                      int V, int Vp) = 0;
+  // The Llama family's ops (llama_ops.h).
+  virtual void token_embedding_forward(BufferView out, BufferView tokens, BufferView wte, int N, int C) = 0;
+  virtual void token_embedding_backward(BufferView dwte, BufferView dout, BufferView tokens,
+                                        const ops::TokenIndex& index, int N, int C) = 0;
+  virtual void rmsnorm_forward(BufferView out, BufferView rstd, BufferView inp, BufferView weight, int rows, int C,
+                               float eps, cpu::RowGroups groups) = 0;
+  virtual void rmsnorm_backward(BufferView dinp, BufferView dweight, BufferView dout, BufferView inp,
+                                BufferView weight, BufferView rstd, int rows, int C, cpu::RowGroups groups,
+                                bool accumulate) = 0;
+  virtual void rope(BufferView x, std::span<const float> inv_freq, int B, int T, int heads, int hs, int ld,
+                    bool inverse) = 0;
+  virtual void swiglu_forward(BufferView out, BufferView gu, int N, int I) = 0;
+  virtual void swiglu_backward(BufferView dgu, BufferView dout, BufferView gu, int N, int I) = 0;
+  virtual void gqa_attention_forward(BufferView out, BufferView att, BufferView qkv, BufferView scratch, int B, int T,
+                                     int NH, int KV, int hs) = 0;
+  virtual void gqa_attention_backward(BufferView dqkv, BufferView dout, BufferView qkv, BufferView att,
+                                      BufferView scratch, int B, int T, int NH, int KV, int hs) = 0;
+
   // acc (one f64 in two f32 elements) += (f32)(sum(losses) / valid), the sum taken in f64 in a
   // fixed order; adds 0 when valid is 0. The batch's mean loss without a trip to the host.
   virtual void add_mean_loss(BufferView acc, BufferView losses, int valid) = 0;

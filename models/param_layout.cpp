@@ -6,10 +6,11 @@
 
 namespace zt::models {
 
-std::size_t ParamLayout::add(std::string name, std::vector<std::size_t> shape, InitRule init, bool decay) {
+std::size_t ParamLayout::add(std::string name, std::vector<std::size_t> shape, InitRule init, bool decay,
+                             bool embedding) {
   std::size_t n = 1;
   for (std::size_t d : shape) n *= d;
-  tensors_.push_back({std::move(name), std::move(shape), numel_, n, init, decay});
+  tensors_.push_back({std::move(name), std::move(shape), numel_, n, init, decay, embedding});
   numel_ += n;
   return tensors_.size() - 1;
 }

@@ -31,12 +31,13 @@ struct ParamTensor {
   std::size_t numel = 0;
   InitRule init;
   bool decay = true;  // matrices decay under AdamW; biases and LayerNorm gains do not (GPT-2 rule)
+  bool embedding = false;  // a token or position embedding (optimizer.no_decay_embeddings exempts it)
 };
 
 class ParamLayout {
  public:
   // Appends a tensor after the previous one; returns its index.
-  std::size_t add(std::string name, std::vector<std::size_t> shape, InitRule init, bool decay);
+  std::size_t add(std::string name, std::vector<std::size_t> shape, InitRule init, bool decay, bool embedding = false);
 
   const std::vector<ParamTensor>& tensors() const { return tensors_; }
   std::size_t numel() const { return numel_; }

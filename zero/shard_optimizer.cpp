@@ -6,12 +6,6 @@
 #include "optim/optimizer_ops.h"
 
 namespace zt {
-namespace {
-
-bool is_embedding(const std::string& name) { return name == "wte" || name == "wpe"; }
-
-}  // namespace
-
 void upload_f32(BufferView dst, const float* host, Stream& stream, MemoryTracker& tracker) {
   Buffer staging = Buffer::host(dst.dtype, dst.numel, MemCategory::workspace, Buffer::HostMemory::pageable, tracker);
   convert_host(host, DType::f32, staging.data(), dst.dtype, dst.numel);
@@ -43,7 +37,7 @@ ShardOptimizer::ShardOptimizer(const models::Model& model, const PartitionPlan& 
     for (const models::ParamTensor& t : model.block(range.block).layout().tensors()) {
       const std::size_t lo = std::max(range.begin, t.offset), hi = std::min(end, t.offset + t.numel);
       if (lo >= hi) continue;
-      const bool decay = t.decay ? (options.decay_embeddings || !is_embedding(t.name)) : options.decay_bias_and_norm;
+      const bool decay = t.decay ? (options.decay_embeddings || !t.embedding) : options.decay_bias_and_norm;
       Segment* last = segments_.empty() ? nullptr : &segments_.back();
       if (last && last->block == range.block && last->decay == decay && last->block_offset + last->count == lo) {
         last->count += hi - lo;

@@ -36,6 +36,23 @@ class CudaKernels final : public Kernels {
                                     int Vp) override;
   void softmax_xent_backward(BufferView dlogits, BufferView logits, BufferView targets, float dloss, int N,
                                      int V, int Vp) override;
+  void token_embedding_forward(BufferView out, BufferView tokens, BufferView wte, int N, int C) override;
+  void token_embedding_backward(BufferView dwte, BufferView dout, BufferView tokens,
+                                        const ops::TokenIndex& index, int N, int C) override;
+  void rmsnorm_forward(BufferView out, BufferView rstd, BufferView inp, BufferView weight, int rows, int C,
+                               float eps, cpu::RowGroups groups) override;
+  void rmsnorm_backward(BufferView dinp, BufferView dweight, BufferView dout, BufferView inp,
+                                BufferView weight, BufferView rstd, int rows, int C, cpu::RowGroups groups,
+                                bool accumulate) override;
+  void rope(BufferView x, std::span<const float> inv_freq, int B, int T, int heads, int hs, int ld,
+                    bool inverse) override;
+  void swiglu_forward(BufferView out, BufferView gu, int N, int I) override;
+  void swiglu_backward(BufferView dgu, BufferView dout, BufferView gu, int N, int I) override;
+  void gqa_attention_forward(BufferView out, BufferView att, BufferView qkv, BufferView scratch, int B, int T,
+                                     int NH, int KV, int hs) override;
+  void gqa_attention_backward(BufferView dqkv, BufferView dout, BufferView qkv, BufferView att,
+                                      BufferView scratch, int B, int T, int NH, int KV, int hs) override;
+
   void add_mean_loss(BufferView acc, BufferView losses, int valid) override;
  private:
   CudaComputeContext& ctx_;

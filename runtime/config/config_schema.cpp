@@ -130,7 +130,7 @@ std::optional<std::string> check_not_empty(std::string_view text) {
 
 std::vector<ConfigSection> make_sections() {
   return {
-      {"model", "The network: a GPT-2 style transformer or a plain MLP, and its shape."},
+      {"model", "The network: a GPT-2 or Llama style transformer or a plain MLP, and its shape."},
       {"data", "Token shard files (llm.c format: 256 x int32 header, then uint16 tokens) and the sequence length."},
       {"train", "The training loop: device, batch sizes, step counts, evaluation and gradient clipping."},
       {"optimizer", "AdamW hyper-parameters and which parameters get weight decay."},
@@ -150,15 +150,19 @@ std::vector<ConfigKey> make_keys() {
 
   // model
   add(choice("model.type", field(&Config::model, &ModelConfig::type), ModelType::gpt2,
-             {{"gpt2", ModelType::gpt2}, {"mlp", ModelType::mlp}},
-             "`gpt2`: GPT-2 style decoder-only transformer; `mlp`: `mlp_layers` dense layers of width "
-             "`mlp_hidden` (a small model for testing the runtime)."));
+             {{"gpt2", ModelType::gpt2}, {"mlp", ModelType::mlp}, {"llama", ModelType::llama}},
+             "`gpt2`: GPT-2 style decoder-only transformer; `llama`: Llama style decoder (RMSNorm, rotary "
+             "positions, grouped-query attention, SwiGLU; also SmolLM, and Qwen3 with `qk_norm`); `mlp`: "
+             "`mlp_layers` dense layers of width `mlp_hidden` (a small model for testing the runtime)."));
   add(choice("model.preset", field(&Config::model, &ModelConfig::preset), ModelPreset::tiny,
              {{"none", ModelPreset::none},
               {"tiny", ModelPreset::tiny},
               {"gpt2-124m", ModelPreset::gpt2_124m},
-              {"gpt2-350m", ModelPreset::gpt2_350m}},
-             "Named shape that sets n_layer, n_head, n_embd, vocab_size and block_size, except those given "
+              {"gpt2-350m", ModelPreset::gpt2_350m},
+              {"llama-tiny", ModelPreset::llama_tiny},
+              {"smollm-135m", ModelPreset::smollm_135m},
+              {"llama-3.2-1b", ModelPreset::llama_3_2_1b}},
+             "Named shape that sets the model's keys (type, n_layer, n_head, n_embd, ...), except those given "
              "explicitly (see Model presets); `none`: the defaults below."));
   add(integer("model.n_layer", field(&Config::model, &ModelConfig::n_layer), 2, between(1, 1024),
               "Number of transformer blocks."));
@@ -166,10 +170,35 @@ std::vector<ConfigKey> make_keys() {
               "Attention heads per block; must divide n_embd."));
   add(integer("model.n_embd", field(&Config::model, &ModelConfig::n_embd), 64, between(1, 65536),
               "Width of the residual stream (embedding size)."));
-  add(integer("model.vocab_size", field(&Config::model, &ModelConfig::vocab_size), 256, between(1, 65536),
-              "Number of token ids; at most 65536 because shards store tokens as uint16."));
+  add(integer("model.vocab_size", field(&Config::model, &ModelConfig::vocab_size), 256, between(1, 1 << 24),
+              "Number of token ids. Token shards store uint16 ids, so training data can name at most 65536 of them."));
   add(integer("model.block_size", field(&Config::model, &ModelConfig::block_size), 64, between(1, 1 << 20),
-              "Longest sequence the model takes (number of learned positions)."));
+              "Longest sequence the model takes (gpt2: number of learned positions; llama: "
+              "max_position_embeddings)."));
+  add(integer("model.n_kv_head", field(&Config::model, &ModelConfig::n_kv_head), 0, between(0, 1024),
+              "`llama`: key/value heads of grouped-query attention; must divide n_head; 0 = n_head (multi-head), "
+              "1 = multi-query."));
+  add(integer("model.intermediate_size", field(&Config::model, &ModelConfig::intermediate_size), 0,
+              between(0, 1 << 20), "`llama`: width of the SwiGLU MLP (gate_proj/up_proj outputs); 0 = 4 * n_embd."));
+  add(number("model.rope_theta", field(&Config::model, &ModelConfig::rope_theta), 10000.0, greater_than(0),
+             "`llama`: base of the rotary position frequencies."));
+  add(number("model.rope_scaling_factor", field(&Config::model, &ModelConfig::rope_scaling_factor), 0.0,
+             at_least(0),
+             "`llama`: Llama 3's RoPE frequency scaling (transformers' rope_type `llama3`) by this factor; "
+             "0 = none."));
+  add(number("model.rope_low_freq_factor", field(&Config::model, &ModelConfig::rope_low_freq_factor), 1.0,
+             greater_than(0), "`llama`, with rope_scaling_factor: Llama 3's low_freq_factor."));
+  add(number("model.rope_high_freq_factor", field(&Config::model, &ModelConfig::rope_high_freq_factor), 4.0,
+             greater_than(0), "`llama`, with rope_scaling_factor: Llama 3's high_freq_factor."));
+  add(integer("model.rope_original_max_position",
+              field(&Config::model, &ModelConfig::rope_original_max_position), 8192, between(1, 1 << 24),
+              "`llama`, with rope_scaling_factor: Llama 3's original_max_position_embeddings."));
+  add(number("model.rms_norm_eps", field(&Config::model, &ModelConfig::rms_norm_eps), 1e-5, greater_than(0),
+             "`llama`: epsilon of every RMSNorm."));
+  add(boolean("model.tie_embeddings", field(&Config::model, &ModelConfig::tie_embeddings), true,
+              "`llama`: the output head reuses embed_tokens; false = its own lm_head (gpt2 always ties)."));
+  add(boolean("model.qk_norm", field(&Config::model, &ModelConfig::qk_norm), false,
+              "`llama`: RMSNorm over each head of the queries and keys before RoPE (Qwen3's q_norm/k_norm)."));
   add(integer("model.mlp_hidden", field(&Config::model, &ModelConfig::mlp_hidden), 256, between(1, 1 << 20),
               "`mlp`: width of each hidden layer."));
   add(integer("model.mlp_layers", field(&Config::model, &ModelConfig::mlp_layers), 2, between(1, 1024),
@@ -329,30 +358,91 @@ std::vector<ConfigKey> make_keys() {
 }
 
 std::vector<ModelPresetShape> make_presets() {
+  using Values = std::vector<std::pair<std::string, ConfigValue>>;
   auto shape = [](std::int64_t n_layer, std::int64_t n_head, std::int64_t n_embd, std::int64_t vocab_size,
                   std::int64_t block_size) {
-    return std::vector<std::pair<std::string, std::int64_t>>{{"model.n_layer", n_layer},
-                                                             {"model.n_head", n_head},
-                                                             {"model.n_embd", n_embd},
-                                                             {"model.vocab_size", vocab_size},
-                                                             {"model.block_size", block_size}};
+    return Values{{"model.n_layer", n_layer},
+                  {"model.n_head", n_head},
+                  {"model.n_embd", n_embd},
+                  {"model.vocab_size", vocab_size},
+                  {"model.block_size", block_size}};
+  };
+  // The shapes of the published configs (models/llama.h has the same presets for the C++ API).
+  auto llama = [](std::int64_t n_layer, std::int64_t n_head, std::int64_t n_kv_head, std::int64_t n_embd,
+                  std::int64_t intermediate_size, std::int64_t vocab_size, std::int64_t block_size, double rope_theta,
+                  double rope_scaling_factor) {
+    return Values{{"model.type", std::string("llama")},
+                  {"model.n_layer", n_layer},
+                  {"model.n_head", n_head},
+                  {"model.n_kv_head", n_kv_head},
+                  {"model.n_embd", n_embd},
+                  {"model.intermediate_size", intermediate_size},
+                  {"model.vocab_size", vocab_size},
+                  {"model.block_size", block_size},
+                  {"model.rope_theta", rope_theta},
+                  {"model.rope_scaling_factor", rope_scaling_factor}};
   };
   return {
       {"tiny", "byte-level toy model that trains in seconds on a CPU", shape(2, 4, 64, 256, 64)},
       {"gpt2-124m", "GPT-2 small", shape(12, 12, 768, 50257, 1024)},
       {"gpt2-350m", "GPT-2 medium", shape(24, 16, 1024, 50257, 1024)},
+      {"llama-tiny", "byte-level Llama that trains in minutes on a CPU (0.8M parameters)",
+       llama(4, 4, 2, 128, 352, 256, 128, 10000.0, 0.0)},
+      {"smollm-135m", "HuggingFaceTB/SmolLM-135M: 134,515,008 parameters, tied embeddings",
+       llama(30, 9, 3, 576, 1536, 49152, 2048, 10000.0, 0.0)},
+      {"llama-3.2-1b", "meta-llama/Llama-3.2-1B: 1,235,814,400 parameters, tied embeddings, Llama 3 RoPE scaling",
+       llama(16, 32, 8, 2048, 8192, 128256, 131072, 500000.0, 32.0)},
   };
 }
 
 std::vector<ConsistencyRule> make_rules() {
   return {
-      {"gpt2: `model.n_embd` is a multiple of `model.n_head`.",
+      {"gpt2, llama: `model.n_embd` is a multiple of `model.n_head`.",
        {"model.n_embd", "model.n_head", "model.preset"},
        [](const Config& c) -> std::optional<std::string> {
-         if (c.model.type != ModelType::gpt2 || c.model.n_embd % c.model.n_head == 0) return std::nullopt;
+         if (c.model.type == ModelType::mlp || c.model.n_embd % c.model.n_head == 0) return std::nullopt;
          return fmt::format("model.n_embd = {} is not a multiple of model.n_head = {} (every head gets n_embd / "
                             "n_head channels)",
                             c.model.n_embd, c.model.n_head);
+       }},
+      {"llama: `model.n_kv_head` divides `model.n_head`.",
+       {"model.n_kv_head", "model.n_head", "model.preset"},
+       [](const Config& c) -> std::optional<std::string> {
+         if (c.model.type != ModelType::llama || c.model.n_kv_head == 0 || c.model.n_head % c.model.n_kv_head == 0)
+           return std::nullopt;
+         return fmt::format("model.n_kv_head = {} does not divide model.n_head = {} (each key/value head serves "
+                            "an equal group of query heads)",
+                            c.model.n_kv_head, c.model.n_head);
+       }},
+      {"llama: the head size `model.n_embd / model.n_head` is even (RoPE rotates pairs of channels).",
+       {"model.n_embd", "model.n_head", "model.preset"},
+       [](const Config& c) -> std::optional<std::string> {
+         if (c.model.type != ModelType::llama || (c.model.n_embd / c.model.n_head) % 2 == 0) return std::nullopt;
+         return fmt::format("model.n_embd / model.n_head = {} / {} = {} is odd; rotary embeddings need an even "
+                            "head size",
+                            c.model.n_embd, c.model.n_head, c.model.n_embd / c.model.n_head);
+       }},
+      {"llama: `model.rope_scaling_factor` is 0 or at least 1, and `rope_high_freq_factor` > `rope_low_freq_factor`.",
+       {"model.rope_scaling_factor", "model.rope_high_freq_factor", "model.rope_low_freq_factor", "model.preset"},
+       [](const Config& c) -> std::optional<std::string> {
+         const ModelConfig& m = c.model;
+         if (m.type != ModelType::llama || m.rope_scaling_factor == 0) return std::nullopt;
+         if (m.rope_scaling_factor < 1)
+           return fmt::format("model.rope_scaling_factor = {} slows no frequency down: use 0 (off) or a factor >= 1",
+                              m.rope_scaling_factor);
+         if (m.rope_high_freq_factor > m.rope_low_freq_factor) return std::nullopt;
+         return fmt::format("model.rope_high_freq_factor = {} must be larger than model.rope_low_freq_factor = {}",
+                            m.rope_high_freq_factor, m.rope_low_freq_factor);
+       }},
+      {"A Llama preset (`llama-tiny`, `smollm-135m`, `llama-3.2-1b`) needs `model.type: llama`.",
+       {"model.type", "model.preset"},
+       [](const Config& c) -> std::optional<std::string> {
+         const ModelPreset p = c.model.preset;
+         if (c.model.type == ModelType::llama ||
+             (p != ModelPreset::llama_tiny && p != ModelPreset::smollm_135m && p != ModelPreset::llama_3_2_1b))
+           return std::nullopt;
+         return fmt::format("model.preset = {} is a Llama shape but model.type = {} (leave type out or set llama)",
+                            choice_name(p), choice_name(c.model.type));
        }},
       {"`data.seq_len` is at most `model.block_size`.",
        {"data.seq_len", "model.block_size", "model.preset"},

@@ -58,7 +58,7 @@ struct ConfigSection {
 struct ModelPresetShape {
   std::string name;  // as written in model.preset
   std::string description;
-  std::vector<std::pair<std::string, std::int64_t>> values;  // key path -> value
+  std::vector<std::pair<std::string, ConfigValue>> values;  // key path -> value (of the key's type)
 };
 
 // A rule that involves several keys, checked after all keys are read.

@@ -27,21 +27,36 @@ void write_section_table(std::string& out, const ConfigSection& section) {
   out += "\n";
 }
 
+// One table per set of keys (the GPT-2 shapes, the Llama shapes), presets in schema order.
 void write_presets_table(std::string& out) {
-  const ModelPresetShape& first = model_presets().front();
   out += "### Model presets\n\n";
   out += "`model.preset` sets these keys, except those given explicitly in the file or by `--set`.\n\n";
-  out += "| preset |";
-  for (const auto& [path, value] : first.values) out += fmt::format(" {} |", path.substr(path.find('.') + 1));
-  out += " |\n| ---";
-  for (std::size_t i = 0; i <= first.values.size(); ++i) out += " | ---";
-  out += " |\n";
-  for (const ModelPresetShape& preset : model_presets()) {
-    out += fmt::format("| `{}` |", preset.name);
-    for (const auto& [path, value] : preset.values) out += fmt::format(" {} |", value);
-    out += fmt::format(" {} |\n", markdown_cell(preset.description));
+  std::vector<bool> written(model_presets().size(), false);
+  for (std::size_t i = 0; i < model_presets().size(); ++i) {
+    if (written[i]) continue;
+    const ModelPresetShape& first = model_presets()[i];
+    auto same_keys = [&](const ModelPresetShape& p) {
+      if (p.values.size() != first.values.size()) return false;
+      for (std::size_t k = 0; k < p.values.size(); ++k)
+        if (p.values[k].first != first.values[k].first) return false;
+      return true;
+    };
+    out += "| preset |";
+    for (const auto& [path, value] : first.values) out += fmt::format(" {} |", path.substr(path.find('.') + 1));
+    out += " |\n| ---";
+    for (std::size_t k = 0; k <= first.values.size(); ++k) out += " | ---";
+    out += " |\n";
+    for (std::size_t j = i; j < model_presets().size(); ++j) {
+      const ModelPresetShape& preset = model_presets()[j];
+      if (!same_keys(preset)) continue;
+      written[j] = true;
+      out += fmt::format("| `{}` |", preset.name);
+      for (const auto& [path, value] : preset.values)
+        out += fmt::format(" {} |", markdown_cell(format_config_value(*find_config_key(path), value)));
+      out += fmt::format(" {} |\n", markdown_cell(preset.description));
+    }
+    out += "\n";
   }
-  out += "\n";
 }
 
 }  // namespace

@@ -37,6 +37,8 @@ class CheckpointFilesTest : public testing::Test {
     world_->barrier(world_->comm_stream()).wait();
     if (world_->rank() == 0) fs::remove_all(root_);
   }
+  // Trains `kind` 3 steps on every rank, saves, and on rank 0 exports and compares.
+  void expect_export_equals_gathered_weights(TinyModel kind);
   std::unique_ptr<Communicator> world_;
   fs::path root_;
 };
@@ -101,15 +103,23 @@ TEST_F(CheckpointFilesTest, KeepLastPrunesOlderCompleteCheckpoints) {
 }
 
 TEST_F(CheckpointFilesTest, ExportHoldsExactlyTheEnginesGatheredWeights) {
-  TinyJob job(*world_, 3);
+  for (TinyModel kind : {TinyModel::gpt2, TinyModel::llama}) {
+    SCOPED_TRACE(kind == TinyModel::llama ? "llama" : "gpt2");
+    expect_export_equals_gathered_weights(kind);
+  }
+}
+
+void CheckpointFilesTest::expect_export_equals_gathered_weights(TinyModel kind) {
+  const fs::path root = root_ / (kind == TinyModel::llama ? "llama" : "gpt2");
+  TinyJob job(*world_, 3, kind);
   job.engine->init_parameters(7);
   for (int s = 1; s <= 3; ++s) job.step(s);
-  job.save(root_, 3);
+  job.save(root, 3);
   const std::vector<float> want = job.engine->gather_full_params_f32();
   if (world_->rank() != 0) return;
 
-  checkpoint::CheckpointReader reader(root_ / "step_00000003");
-  const fs::path file = root_ / "model.safetensors";
+  checkpoint::CheckpointReader reader(root / "step_00000003");
+  const fs::path file = root / "model.safetensors";
   checkpoint::ExportResult result = checkpoint::export_safetensors(reader, *job.model, file);
 
   const std::string bytes = read_text(file);
@@ -145,6 +155,11 @@ TEST_F(CheckpointFilesTest, ExportHoldsExactlyTheEnginesGatheredWeights) {
   EXPECT_EQ(next, want.size());
   EXPECT_EQ(tensors, result.tensors);
   EXPECT_EQ(header.size(), tensors + 1);
+  if (kind == TinyModel::llama) {  // transformers' names under zerotrain's block names
+    EXPECT_TRUE(header.contains("layers.1.self_attn.k_norm.weight"));
+    EXPECT_TRUE(header.contains("head.lm_head.weight"));
+    EXPECT_EQ(header["__metadata__"]["model"], "llama");
+  }
 }
 
 // Each case damages a fresh copy of one good checkpoint and expects a message naming the problem.

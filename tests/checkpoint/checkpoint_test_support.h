@@ -1,4 +1,4 @@
-// What the checkpoint tests share: a tiny GPT-2 trained on a fixed stream of random global
+// What the checkpoint tests share: a tiny GPT-2 (or Llama) trained on a fixed stream of random global
 // batches (each rank loads its rows of every global batch, so a run's data does not depend on
 // how the batch is split over ranks), and a checkpoint directory every rank agrees on.
 #pragma once
@@ -15,6 +15,7 @@
 #include "comm/communicator.h"
 #include "models/compute_context.h"
 #include "models/gpt2.h"
+#include "models/llama.h"
 #include "runtime/checkpoint/checkpoint_writer.h"
 #include "runtime/config/config.h"
 #include "zero/engine.h"
@@ -24,8 +25,28 @@ namespace zt::testing_support {
 inline constexpr int kSeqLen = 8;
 inline constexpr int kGlobalRows = 6;  // splits evenly over 1, 2 and 3 ranks
 
-inline Config tiny_config() {
+enum class TinyModel { gpt2, llama };
+
+// A small Llama with every optional part: grouped-query attention, QK-norm, an untied head.
+inline models::LlamaConfig tiny_llama() {
+  models::LlamaConfig c;
+  c.n_layer = 2, c.n_head = 4, c.n_kv_head = 2, c.n_embd = 32, c.intermediate_size = 40, c.vocab_size = 64,
+  c.block_size = 16, c.qk_norm = true, c.tie_embeddings = false;
+  return c;
+}
+
+inline Config tiny_config(TinyModel kind = TinyModel::gpt2) {
   Config config = default_config();
+  if (kind == TinyModel::llama) {
+    const models::LlamaConfig c = tiny_llama();
+    config.model.type = ModelType::llama;
+    config.model.preset = ModelPreset::none;
+    config.model.n_layer = c.n_layer, config.model.n_head = c.n_head, config.model.n_kv_head = c.n_kv_head;
+    config.model.n_embd = c.n_embd, config.model.intermediate_size = c.intermediate_size;
+    config.model.vocab_size = c.vocab_size, config.model.block_size = c.block_size;
+    config.model.qk_norm = c.qk_norm, config.model.tie_embeddings = c.tie_embeddings;
+    return config;
+  }
   config.model.preset = ModelPreset::tiny;
   const models::GPT2Config tiny = models::GPT2Config::preset("tiny");
   config.model.n_layer = tiny.n_layer;
@@ -64,17 +85,20 @@ inline void load_rows(models::Activations& acts, int vocab, std::int64_t step, i
 
 // One rank's training job on `comm` (its micro batch: kGlobalRows / world rows).
 struct TinyJob {
-  TinyJob(Communicator& comm, int stage) : TinyJob(comm, options_for_stage(stage)) {}
-  TinyJob(Communicator& comm, const ZeroOptions& options)
+  TinyJob(Communicator& comm, int stage, TinyModel kind = TinyModel::gpt2)
+      : TinyJob(comm, options_for_stage(stage), kind) {}
+  TinyJob(Communicator& comm, const ZeroOptions& options, TinyModel kind = TinyModel::gpt2)
       : comm(comm),
-        model(std::make_unique<models::GPT2>(models::GPT2Config::preset("tiny"))),
+        kind(kind),
+        model(kind == TinyModel::llama ? std::unique_ptr<models::Model>(std::make_unique<models::Llama>(tiny_llama()))
+                                       : std::make_unique<models::GPT2>(models::GPT2Config::preset("tiny"))),
+        vocab(kind == TinyModel::llama ? tiny_llama().vocab_size : models::GPT2Config::preset("tiny").vocab_size),
         ctx(models::ComputeContext::cpu(1)),
         rows(kGlobalRows / comm.world_size()),
         engine(std::make_unique<ZeroEngine>(*model, *ctx, comm, options, rows, kSeqLen, tracker)) {}
 
   double step(std::int64_t s) { return step_stats(s).loss; }
   StepStats step_stats(std::int64_t s) {
-    const int vocab = model->config().vocab_size;
     return engine->train_step(
         [&](models::Activations& acts, int) { load_rows(acts, vocab, s, comm.rank() * rows, rows); }, 1e-2);
   }
@@ -84,7 +108,7 @@ struct TinyJob {
     checkpoint::SaveRequest request;
     request.root = root;
     request.step = s;
-    request.config_yaml = config_to_yaml(tiny_config());
+    request.config_yaml = config_to_yaml(tiny_config(kind));
     request.loader = {0, static_cast<std::uint64_t>(s)};
     request.rank = comm.rank();
     request.world_size = comm.world_size();
@@ -95,8 +119,10 @@ struct TinyJob {
   }
 
   Communicator& comm;
+  TinyModel kind;
   MemoryTracker tracker;
-  std::unique_ptr<models::GPT2> model;
+  std::unique_ptr<models::Model> model;
+  int vocab;
   std::unique_ptr<models::ComputeContext> ctx;
   int rows;
   std::unique_ptr<ZeroEngine> engine;

@@ -68,6 +68,43 @@ TEST_F(ResumeTest, SaveAtStep5AndResumeGivesBitwiseTheSameLossesOnEveryStage) {
   }
 }
 
+// The same checkpoint machinery with a Llama (grouped-query attention, QK-norm, untied head):
+// bitwise resume on the same ranks and stage, then resharded onto 3 ranks at stage 3 and 1 rank
+// at stage 0.
+TEST_F(ResumeTest, LlamaResumesBitwiseAndReshardsAcrossWorldSizesAndStages) {
+  std::vector<double> uninterrupted(11, 0.0);
+  const std::filesystem::path root = root_ / "llama";
+  if (in_pair()) {
+    TinyJob job(*pair_, 3, TinyModel::llama);
+    job.engine->init_parameters(7);
+    for (int s = 1; s <= 10; ++s) uninterrupted[s] = job.step(s);
+    EXPECT_LT(uninterrupted[10], uninterrupted[1]) << "the run does not learn";
+  }
+  if (in_pair()) {
+    TinyJob job(*pair_, 3, TinyModel::llama);
+    job.engine->init_parameters(7);
+    for (int s = 1; s <= 5; ++s) job.step(s);
+    job.save(root, 5);
+  }
+  MPI_Bcast(uninterrupted.data(), static_cast<int>(uninterrupted.size()), MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  const std::filesystem::path dir = root / checkpoint::checkpoint_dir_name(5);
+  if (in_pair()) {
+    TinyJob resumed(*pair_, 3, TinyModel::llama);
+    load(resumed, dir);
+    for (int s = 6; s <= 10; ++s) EXPECT_EQ(resumed.step(s), uninterrupted[s]) << "step " << s;
+  }
+  {
+    TinyJob job(*world_, 3, TinyModel::llama);
+    load(job, dir);
+    EXPECT_NEAR(job.step(6), uninterrupted[6], 1e-4 * std::abs(uninterrupted[6])) << "3 ranks, stage 3";
+  }
+  if (world_->rank() == 0) {
+    TinyJob job(*solo_, 0, TinyModel::llama);
+    load(job, dir);
+    EXPECT_NEAR(job.step(6), uninterrupted[6], 1e-4 * std::abs(uninterrupted[6])) << "1 rank, stage 0";
+  }
+}
+
 TEST_F(ResumeTest, DynamicLossScalerStateIsRestored) {
   if (!in_pair()) return;
   ZeroOptions options = options_for_stage(2);

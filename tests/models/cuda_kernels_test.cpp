@@ -18,6 +18,9 @@
 
 #include "models/activations.h"
 #include "models/gpt2.h"
+#include "models/layers/rope.h"
+#include "models/llama.h"
+#include "models/llama_ops.h"
 #include "models/model_state.h"
 #include "models/layers/linear.h"
 #include "models/ops.h"
@@ -263,6 +266,147 @@ TEST_P(CudaVsCpu, TinyGPT2LossAndGradients) {
     diff += (double(gg[i]) - gc[i]) * (double(gg[i]) - gc[i]), norm += double(gc[i]) * gc[i];
   }
   std::printf("  tiny GPT-2 grads rel err %.2e\n", std::sqrt(diff / norm));
+  EXPECT_LT(std::sqrt(diff / norm), dt_ == DType::f32 ? 1e-4 : 5e-2);
+}
+
+// ---- Llama family ----
+
+TEST_P(CudaVsCpu, RMSNormForwardBackward) {
+  const int N = 300, C = 96;
+  auto inp = make(random(N * C, 2.0f)), w = make(random(C)), dout = make(random(N * C));
+  auto out = poisoned(N * C), rstd = poisoned(N, true);
+  auto dinp = make(random(N * C)), dw = make(random(C));  // accumulated into
+  for (auto* ctx : {cpu_.get(), gpu_.get()}) {
+    auto v = [&](Pair& p) { return ctx == cpu_.get() ? p.c.view() : p.g.view(); };
+    ops::rmsnorm_forward(*ctx, v(out), v(rstd), v(inp), v(w), N, C, 1e-5f);
+    ops::rmsnorm_backward(*ctx, v(dinp), v(dw), v(dout), v(inp), v(w), v(rstd), N, C, {}, true);
+  }
+  expect_close(out, "rmsnorm out");
+  expect_close(rstd, "rmsnorm rstd");
+  expect_close(dinp, "rmsnorm dinp");
+  expect_close(dw, "rmsnorm dweight");
+}
+
+TEST_P(CudaVsCpu, QKNormOnHeadsInsideRowsInPlace) {
+  const int N = 70, heads = 6, hs = 32, W = 10 * hs;  // 6 of 10 heads per row, as q and k of qkv
+  auto inp = make(random(N * W, 2.0f)), w = make(random(hs));
+  auto out = make(std::vector<float>(N * W, 0.0f)), rstd = poisoned(N * heads, true), dw = make(random(hs));
+  auto d = make(random(N * W));  // overwritten in place by the input gradient
+  for (auto* ctx : {cpu_.get(), gpu_.get()}) {
+    auto v = [&](Pair& p) { return ctx == cpu_.get() ? p.c.view() : p.g.view(); };
+    ops::rmsnorm_forward(*ctx, v(out), v(rstd), v(inp), v(w), N * heads, hs, 1e-6f, {heads, std::size_t(W)});
+    ops::rmsnorm_backward(*ctx, v(d), v(dw), v(d), v(inp), v(w), v(rstd), N * heads, hs, {heads, std::size_t(W)},
+                          false);
+  }
+  expect_close(out, "qk-norm out");
+  expect_close(d, "qk-norm dinp (in place)");
+  expect_close(dw, "qk-norm dweight");
+}
+
+TEST_P(CudaVsCpu, RopeForwardAndInverse) {
+  const int B = 2, T = 50, heads = 6, hs = 64, ld = 8 * hs;
+  const auto inv_freq = cpu::rope_inv_freq(hs, 500000.0, cpu::RopeScaling{32.0f, 1.0f, 4.0f, 16});
+  auto x = make(random(B * T * ld)), g = make(random(B * T * ld));
+  for (auto* ctx : {cpu_.get(), gpu_.get()}) {
+    auto v = [&](Pair& p) { return ctx == cpu_.get() ? p.c.view() : p.g.view(); };
+    ops::rope(*ctx, v(x), inv_freq, B, T, heads, hs, ld, false);
+    ops::rope(*ctx, v(g), inv_freq, B, T, heads, hs, ld, true);
+  }
+  expect_close(x, "rope forward");
+  expect_close(g, "rope inverse");
+}
+
+TEST_P(CudaVsCpu, SwiGLUForwardBackward) {
+  const int N = 100, I = 88;
+  auto gu = make(random(N * 2 * I, 2.0f)), dout = make(random(N * I));
+  auto out = poisoned(N * I), dgu = poisoned(N * 2 * I);
+  for (auto* ctx : {cpu_.get(), gpu_.get()}) {
+    auto v = [&](Pair& p) { return ctx == cpu_.get() ? p.c.view() : p.g.view(); };
+    ops::swiglu_forward(*ctx, v(out), v(gu), N, I);
+    ops::swiglu_backward(*ctx, v(dgu), v(dout), v(gu), N, I);
+  }
+  expect_close(out, "swiglu out");
+  expect_close(dgu, "swiglu dgu");
+}
+
+TEST_P(CudaVsCpu, GroupedQueryAttentionForwardBackward) {
+  for (auto [NH, KV] : {std::pair{4, 2}, std::pair{4, 1}, std::pair{3, 3}}) {
+    const int B = 2, T = 40, hs = 16, W = (NH + 2 * KV) * hs;
+    auto qkv = make(random(B * T * W)), dout = make(random(B * T * NH * hs));
+    auto out = poisoned(B * T * NH * hs), att = poisoned(B * NH * T * T), dqkv = poisoned(B * T * W);
+    auto scratch_c = Buffer(Device::cpu(), DType::f32, ops::gqa_attention_scratch_numel(Device::cpu(), B, T, NH, KV, hs),
+                            MemCategory::workspace);
+    auto scratch_g = Buffer(Device::cuda(0), dt_, ops::gqa_attention_scratch_numel(Device::cuda(0), B, T, NH, KV, hs),
+                            MemCategory::workspace);
+    ops::gqa_attention_forward(*cpu_, out.c.view(), att.c.view(), qkv.c.view(), scratch_c.view(), B, T, NH, KV, hs);
+    ops::gqa_attention_forward(*gpu_, out.g.view(), att.g.view(), qkv.g.view(), scratch_g.view(), B, T, NH, KV, hs);
+    expect_close(out, "gqa attention out");
+    expect_close(att, "gqa attention probabilities");
+    ops::gqa_attention_backward(*cpu_, dqkv.c.view(), dout.c.view(), qkv.c.view(), att.c.view(), scratch_c.view(), B,
+                                T, NH, KV, hs);
+    ops::gqa_attention_backward(*gpu_, dqkv.g.view(), dout.g.view(), qkv.g.view(), att.g.view(), scratch_g.view(), B,
+                                T, NH, KV, hs);
+    expect_close(dqkv, "gqa attention dqkv", dt_ == DType::f32 ? 1e-4 : 2e-2);
+  }
+}
+
+TEST_P(CudaVsCpu, TokenEmbeddingForwardBackward) {
+  const int N = 60, C = 48, V = 30;
+  std::vector<std::int32_t> tok(N);
+  for (auto& x : tok) x = static_cast<std::int32_t>(rng_() % V);
+  std::map<std::int32_t, std::vector<std::int32_t>> groups;
+  for (int i = 0; i < N; ++i) groups[tok[i]].push_back(i);
+  std::vector<std::int32_t> positions, starts, tokens_of;
+  for (auto& [token, ps] : groups) {
+    starts.push_back(static_cast<std::int32_t>(positions.size()));
+    tokens_of.push_back(token);
+    positions.insert(positions.end(), ps.begin(), ps.end());
+  }
+  starts.push_back(static_cast<std::int32_t>(positions.size()));
+  auto tokens = make_int(tok), ip = make_int(positions), is = make_int(starts), it = make_int(tokens_of);
+  ops::TokenIndex index{ip.g.view(), is.g.view(), it.g.view(), static_cast<int>(tokens_of.size())};
+  auto wte = make(random(V * C)), dout = make(random(N * C)), out = poisoned(N * C), dwte = make(random(V * C));
+  for (auto* ctx : {cpu_.get(), gpu_.get()}) {
+    auto v = [&](Pair& p) { return ctx == cpu_.get() ? p.c.view() : p.g.view(); };
+    ops::token_embedding_forward(*ctx, v(out), v(tokens), v(wte), N, C);
+    ops::token_embedding_backward(*ctx, v(dwte), v(dout), v(tokens), index, N, C);
+  }
+  expect_close(out, "token embedding out");
+  expect_close(dwte, "token embedding dwte");
+}
+
+// A whole small Llama (GQA, QK-norm, Llama 3 RoPE scaling, untied head) on both devices.
+TEST_P(CudaVsCpu, TinyLlamaLossAndGradients) {
+  LlamaConfig c;
+  c.n_layer = 2, c.n_head = 4, c.n_kv_head = 2, c.n_embd = 64, c.intermediate_size = 96, c.vocab_size = 128,
+  c.block_size = 32, c.qk_norm = true, c.tie_embeddings = false;
+  c.rope_scaling = cpu::RopeScaling{8.0f, 1.0f, 4.0f, 16};
+  Llama model(c);
+  const int B = 3, T = 32;
+  std::vector<std::int32_t> tok(B * T), tgt(B * T);
+  for (int i = 0; i < B * T; ++i) tok[i] = static_cast<std::int32_t>(rng_() % c.vocab_size);
+  for (int i = 0; i < B * T; ++i) tgt[i] = i % 9 == 4 ? -1 : tok[(i + 1) % (B * T)];
+  ModelState sc(model, Device::cpu(), DType::f32), sg(model, Device::cuda(0), dt_);
+  sg.init(77);
+  sc.set_params_f32(sg.params_f32());
+  Activations ac(model, B, T, Device::cpu(), DType::f32), ag(model, B, T, Device::cuda(0), dt_);
+  ac.set_tokens(tok, tgt);
+  ag.set_tokens(tok, tgt);
+  sc.zero_grad(*cpu_);
+  sg.zero_grad(*gpu_);
+  float lc = forward(*cpu_, model, sc, ac), lg = forward(*gpu_, model, sg, ag);
+  backward(*cpu_, model, sc, ac);
+  backward(*gpu_, model, sg, ag);
+  gpu_->synchronize();
+  std::printf("  tiny Llama loss cpu %.6f gpu %.6f (%s)\n", lc, lg, std::string(dtype_name(dt_)).c_str());
+  EXPECT_LT(std::abs(lc - lg) / lc, dt_ == DType::f32 ? 1e-5 : 1e-2);
+  auto gc = sc.grads_f32(), gg = sg.grads_f32();
+  double diff = 0, norm = 0;
+  for (std::size_t i = 0; i < gc.size(); ++i) {
+    ASSERT_FALSE(std::isnan(gg[i]));
+    diff += (double(gg[i]) - gc[i]) * (double(gg[i]) - gc[i]), norm += double(gc[i]) * gc[i];
+  }
+  std::printf("  tiny Llama grads rel err %.2e\n", std::sqrt(diff / norm));
   EXPECT_LT(std::sqrt(diff / norm), dt_ == DType::f32 ? 1e-4 : 5e-2);
 }
 

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "gradcheck.h"
+#include "model_gradcheck.h"
 #include "models/activations.h"
 #include "models/flops.h"
 #include "models/gpt2.h"
@@ -112,51 +113,6 @@ TEST(GPT2Model, ActivationsAreChargedAndPredicted) {
             static_cast<std::int64_t>(model.param_count() * 4));
   EXPECT_EQ(tracker.stats(MemoryTracker::Space::host, MemCategory::grads).current,
             static_cast<std::int64_t>(model.param_count() * 4));
-}
-
-// Whole-model check on every parameter. The objective is the mean loss (O(1), summed in double
-// from the per-position fp32 losses); gradients are O(1e-3..1e-1). With step h = 2e-3, fp32
-// rounding inside the network (~1e-7 relative per value, amplified by a few layers) gives
-// numeric-gradient noise of ~1e-7..1e-6 / 4e-3 ~ 1e-4, and truncation is ~h^2 ~ 4e-6; hence
-// 3e-4 absolute + 2e-2 relative per element, and the whole block's gradient vector within 1 %
-// in norm, which no wrong term (a missing or doubled path) can pass.
-double mean_loss_f64(const Activations& acts, const Model& model) {
-  BufferView losses = acts.output(model.num_blocks() - 1);
-  const float* l = losses.as<float>();
-  double s = 0.0;
-  for (std::size_t i = 0; i < losses.numel; ++i) s += l[i];
-  return s / acts.valid_targets();
-}
-void check_model_gradients(const Model& model, Activations& acts, std::uint64_t seed) {
-  auto ctx = ComputeContext::cpu();
-  ModelState state(model, Device::cpu(), DType::f32);
-  state.init(seed);
-  // Twice GPT-2's init, so every path carries a visible gradient.
-  std::vector<float> p = state.params_f32();
-  for (float& x : p) x *= 2.0f;
-  state.set_params_f32(p);
-  state.zero_grad(*ctx);
-  forward(*ctx, model, state, acts);
-  backward(*ctx, model, state, acts);
-  std::vector<float> analytic = state.grads_f32();
-  for (std::size_t b = 0; b < model.num_blocks(); ++b) {
-    float* data = state.params(b).as<float>();
-    std::vector<float> x(data, data + state.params(b).numel);
-    std::vector<float> g(analytic.begin(), analytic.begin() + x.size());
-    analytic.erase(analytic.begin(), analytic.begin() + x.size());
-    std::vector<float> numeric;
-    auto objective = [&] {
-      std::copy(x.begin(), x.end(), data);
-      forward(*ctx, model, state, acts);
-      return mean_loss_f64(acts, model);
-    };
-    expect_gradient(model.block(b).name(), x, g, objective, 2e-3f, 2e-2, 3e-4, &numeric);
-    std::copy(x.begin(), x.end(), data);
-    double diff = 0.0, norm = 0.0;
-    for (std::size_t i = 0; i < g.size(); ++i) diff += (g[i] - numeric[i]) * (g[i] - numeric[i]), norm += numeric[i] * numeric[i];
-    EXPECT_LT(std::sqrt(diff / norm), 1e-2) << model.block(b).name();
-    ::testing::Test::RecordProperty(model.block(b).name() + "_rel_norm_err", std::to_string(std::sqrt(diff / norm)));
-  }
 }
 
 TEST(GPT2Model, WholeModelGradcheckIncludingTiedHead) {

@@ -10,6 +10,7 @@
 #include "adamw_reference.h"
 #include "models/activations.h"
 #include "models/gpt2.h"
+#include "models/llama.h"
 #include "models/mlp.h"
 #include "models/model_state.h"
 
@@ -77,6 +78,31 @@ TEST(Training, TinyGPT2OnTextHasAClearlyFallingLoss) {
               curve.initial, curve.first, curve.last);
   EXPECT_NEAR(curve.initial, std::log(256.0), 0.2);  // uniform over bytes at init
   EXPECT_LT(curve.last, 0.5 * curve.first);  // generous: it reaches far lower on this text
+}
+
+TEST(Training, TinyLlamaOnTextHasAClearlyFallingLoss) {
+  LlamaConfig c;
+  c.n_layer = 2, c.n_head = 4, c.n_kv_head = 2, c.n_embd = 64, c.intermediate_size = 176, c.vocab_size = 256,
+  c.block_size = 32;
+  Llama model(c);
+  const int B = 8, T = 32, steps = 300;
+  Activations acts(model, B, T, Device::cpu(), DType::f32);
+  std::vector<std::int32_t> tokens(B * T), targets(B * T);
+  auto load = [&](int step) {
+    for (int b = 0; b < B; ++b) {
+      std::size_t start = (static_cast<std::size_t>(step) * 37 + b * 53) % (kText.size() - T - 1);
+      for (int t = 0; t < T; ++t) {
+        tokens[b * T + t] = static_cast<unsigned char>(kText[start + t]);
+        targets[b * T + t] = static_cast<unsigned char>(kText[start + t + 1]);
+      }
+    }
+    acts.set_tokens(tokens, targets);
+  };
+  Curve curve = train(model, acts, steps, 3e-3f, load);
+  std::printf("tiny Llama: initial loss %.3f, mean of the first 20 steps %.3f, of the last 20 %.3f\n", curve.initial,
+              curve.first, curve.last);
+  EXPECT_NEAR(curve.initial, std::log(256.0), 0.2);
+  EXPECT_LT(curve.last, 0.5 * curve.first);
 }
 
 TEST(Training, MLPLearnsTheSyntheticTask) {

@@ -127,6 +127,21 @@ TEST(CliConfig, AppliesEverySetInOrder) {
   EXPECT_EQ(config.train.steps, 9);
 }
 
+TEST(CliPlan, PlansTheLlamaConfigsAtEveryStage) {
+  CliResult smollm = run({"plan", "--config", source_file("configs/smollm-135m.yaml"), "-n", "8", "--device", "cuda"});
+  EXPECT_EQ(smollm.status, kExitSuccess) << smollm.err;
+  expect_contains(smollm.out, {"Per-rank memory of llama (134515008 parameters) on 8 rank(s), micro batch 16 x 2048, "
+                               "compute bf16"});
+  for (const char* stage : {"\n    0  ", "\n    1  ", "\n    2  ", "\n    3  "}) expect_contains(smollm.out, {stage});
+  CliResult tiny = run({"plan", "--config", source_file("configs/llama-tiny.yaml"), "-n", "2"});
+  EXPECT_EQ(tiny.status, kExitSuccess) << tiny.err;
+  expect_contains(tiny.out, {"llama (771200 parameters) on 2 rank(s), micro batch 4 x 128, compute f32"});
+  CliResult big = run({"plan", "--config", source_file("configs/smollm-135m.yaml"), "--set", "model.preset=llama-3.2-1b",
+                       "--set", "data.seq_len=4096", "-n", "16", "--device", "cuda"});
+  EXPECT_EQ(big.status, kExitSuccess) << big.err;
+  expect_contains(big.out, {"llama (1235814400 parameters) on 16 rank(s)"});
+}
+
 TEST(CliConfig, PrintsTheReference) {
   CliResult result = run({"config", "--reference"});
   EXPECT_EQ(result.status, kExitSuccess);

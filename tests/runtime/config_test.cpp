@@ -123,7 +123,10 @@ TEST(ConfigSchema, EveryDefaultPassesItsOwnChecksAndEveryKeyIsDocumented) {
   std::vector<std::string> shaped = {"none"};
   for (const ModelPresetShape& preset : model_presets()) {
     shaped.push_back(preset.name);
-    for (const auto& [path, value] : preset.values) EXPECT_NE(find_config_key(path), nullptr) << path;
+    for (const auto& [path, value] : preset.values) {
+      ASSERT_NE(find_config_key(path), nullptr) << path;
+      EXPECT_EQ(value_problem(*find_config_key(path), value), std::nullopt) << preset.name << " " << path;
+    }
   }
   EXPECT_EQ(shaped, preset_key.choices);
 }
@@ -244,6 +247,38 @@ TEST(ConfigPreset, ExplicitKeysWinOverThePresetWhereverTheyAreGiven) {
   Config preset_by_set = parse("model:\n  n_head: 8\n", {"model.preset=gpt2-124m"});
   EXPECT_EQ(preset_by_set.model.n_head, 8);
   EXPECT_EQ(preset_by_set.model.n_layer, 12);
+}
+
+TEST(ConfigPreset, LlamaPresetsSetTheTypeAndTheWholeShape) {
+  Config smollm = parse("model:\n  preset: smollm-135m\n");
+  EXPECT_EQ(smollm.model.type, ModelType::llama);
+  EXPECT_EQ(smollm.model.n_layer, 30);
+  EXPECT_EQ(smollm.model.n_head, 9);
+  EXPECT_EQ(smollm.model.n_kv_head, 3);
+  EXPECT_EQ(smollm.model.n_embd, 576);
+  EXPECT_EQ(smollm.model.intermediate_size, 1536);
+  EXPECT_EQ(smollm.model.vocab_size, 49152);
+  EXPECT_EQ(smollm.model.rope_scaling_factor, 0.0);
+  EXPECT_TRUE(smollm.model.tie_embeddings);
+  Config llama = parse("model:\n  preset: llama-3.2-1b\n", {"model.qk_norm=true"});
+  EXPECT_EQ(llama.model.vocab_size, 128256);
+  EXPECT_EQ(llama.model.rope_theta, 500000.0);
+  EXPECT_EQ(llama.model.rope_scaling_factor, 32.0);
+  EXPECT_EQ(llama.model.rope_original_max_position, 8192);
+  EXPECT_TRUE(llama.model.qk_norm);
+  // The resolved config reads back to itself (checkpoints store it).
+  EXPECT_EQ(parse_config(config_to_yaml(llama), "resolved.yaml"), llama);
+}
+
+TEST(ConfigPreset, LlamaShapeMistakesNameTheKey) {
+  EXPECT_EQ(parse_error("model:\n  type: gpt2\n  preset: smollm-135m\n"),
+            "test.yaml:2:3: model.preset = smollm-135m is a Llama shape but model.type = gpt2 (leave type out or set "
+            "llama)");
+  EXPECT_EQ(parse_error("model:\n  preset: llama-tiny\n  n_kv_head: 3\n"),
+            "test.yaml:3:3: model.n_kv_head = 3 does not divide model.n_head = 4 (each key/value head serves an "
+            "equal group of query heads)");
+  EXPECT_NE(parse_error("model:\n  preset: llama-tiny\n  rope_scaling_factor: 0.5\n").find("rope_scaling_factor"),
+            std::string::npos);
 }
 
 TEST(ConfigPreset, NoneKeepsTheTableDefaults) {
@@ -373,7 +408,8 @@ TEST(ConfigRange, IntegerOutOfRange) {
             "test.yaml:2:10: bad value for 'zero_optimization.stage': expected an integer in 0..3, found 4");
   expect_contains(parse_error("train:\n  train_micro_batch_size_per_gpu: 0\n"),
                   {"'train.train_micro_batch_size_per_gpu'", "expected an integer >= 1, found 0"});
-  expect_contains(parse_error("model:\n  vocab_size: 70000\n"), {"expected an integer in 1..65536, found 70000"});
+  expect_contains(parse_error("model:\n  vocab_size: 20000000\n"),
+                  {"expected an integer in 1..16777216, found 20000000"});
 }
 
 TEST(ConfigRange, NumberOutOfRange) {

@@ -1,7 +1,10 @@
 // The ZeRO engine on real ranks (run by CTest under mpirun with 1, 2, 3 and 4 ranks): every
-// stage, with overlap on and off, against a single-process run of the same global batch.
+// stage, with overlap on and off, against a single-process run of the same global batch, for the
+// MLP, GPT-2 and a Llama (grouped-query attention, QK-norm, tied head): the engine does not know
+// which model it trains.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +16,7 @@
 
 #include "comm/make_communicator.h"
 #include "models/gpt2.h"
+#include "models/llama.h"
 #include "models/mlp.h"
 #include "zero/engine.h"
 #include "zero/memory_plan.h"
@@ -22,7 +26,18 @@ namespace {
 
 using Space = MemoryTracker::Space;
 
-enum class ModelKind { mlp, gpt2 };
+enum class ModelKind { mlp, gpt2, llama };
+
+std::string kind_name(ModelKind kind) {
+  return kind == ModelKind::mlp ? "mlp" : kind == ModelKind::gpt2 ? "gpt2" : "llama";
+}
+
+models::LlamaConfig small_llama() {
+  models::LlamaConfig c;
+  c.n_layer = 2, c.n_head = 4, c.n_kv_head = 2, c.n_embd = 32, c.intermediate_size = 40, c.vocab_size = 64,
+  c.block_size = 16, c.qk_norm = true;
+  return c;
+}
 
 struct Job {
   ModelKind kind = ModelKind::mlp;
@@ -34,6 +49,7 @@ struct Job {
 
 std::unique_ptr<models::Model> make_model(ModelKind kind) {
   if (kind == ModelKind::mlp) return std::make_unique<models::MLP>(models::MLPConfig{16, 24, 3, 8});
+  if (kind == ModelKind::llama) return std::make_unique<models::Llama>(small_llama());
   return std::make_unique<models::GPT2>(models::GPT2Config::preset("tiny"));
 }
 
@@ -76,7 +92,8 @@ class GlobalBatches {
       acts.set_features(f, l);
       return;
     }
-    const int vocab = static_cast<const models::GPT2&>(model_).config().vocab_size;
+    const int vocab = kind_ == ModelKind::gpt2 ? static_cast<const models::GPT2&>(model_).config().vocab_size
+                                               : static_cast<const models::Llama&>(model_).config().vocab_size;
     std::mt19937 rng(static_cast<unsigned>(seed));
     std::uniform_int_distribution<int> token(0, vocab - 1);
     std::vector<std::int32_t> inputs, targets;
@@ -168,10 +185,10 @@ void expect_close(const RunResult& got, const RunResult& want, const std::string
 }
 
 TEST_F(EngineTest, EveryStageMatchesTheSingleProcessRun) {
-  for (ModelKind kind : {ModelKind::mlp, ModelKind::gpt2}) {
+  for (ModelKind kind : {ModelKind::mlp, ModelKind::gpt2, ModelKind::llama}) {
     Job job;
     job.kind = kind;
-    job.T = kind == ModelKind::gpt2 ? 8 : 1;
+    job.T = kind == ModelKind::mlp ? 1 : 8;
     job.options = base_options(0, true);
     RunResult want = reference(job);
     EXPECT_LT(want.losses.back(), want.losses.front()) << "the reference run does not learn";
@@ -181,37 +198,65 @@ TEST_F(EngineTest, EveryStageMatchesTheSingleProcessRun) {
         MemoryTracker tracker;
         RunResult got = run(job, *world_, job.B * world_->world_size(), tracker);
         expect_close(got, want,
-                     std::string(kind == ModelKind::mlp ? "mlp" : "gpt2") + " stage " + std::to_string(stage) +
-                         (overlap ? " overlap" : " no overlap"));
+                     kind_name(kind) + " stage " + std::to_string(stage) + (overlap ? " overlap" : " no overlap"));
       }
     }
   }
 }
 
 TEST_F(EngineTest, OverlapOnAndOffAreBitwiseIdentical) {
-  for (int stage = 0; stage <= 3; ++stage) {
+  for (ModelKind kind : {ModelKind::gpt2, ModelKind::llama})
+    for (int stage = 0; stage <= 3; ++stage) {
+      Job job;
+      job.kind = kind;
+      job.T = 8;
+      job.steps = 4;
+      job.options = base_options(stage, true);
+      MemoryTracker t1, t2;
+      RunResult on = run(job, *world_, job.B * world_->world_size(), t1);
+      job.options.overlap_comm = false;
+      RunResult off = run(job, *world_, job.B * world_->world_size(), t2);
+      ASSERT_EQ(on.params.size(), off.params.size());
+      EXPECT_EQ(std::memcmp(on.params.data(), off.params.data(), on.params.size() * sizeof(float)), 0)
+          << kind_name(kind) << " stage " << stage;
+      EXPECT_EQ(on.losses, off.losses) << kind_name(kind) << " stage " << stage;
+    }
+}
+
+// optimizer.no_decay_embeddings: exactly the tensors a model flags as embeddings (GPT-2's wte and
+// wpe, Llama's embed_tokens) skip weight decay; everything else gets the same update either way.
+TEST_F(EngineTest, NoDecayEmbeddingsExemptsExactlyTheEmbeddingTensors) {
+  for (ModelKind kind : {ModelKind::gpt2, ModelKind::llama}) {
     Job job;
-    job.kind = ModelKind::gpt2;
+    job.kind = kind;
     job.T = 8;
-    job.steps = 4;
-    job.options = base_options(stage, true);
+    job.steps = 1;
+    job.options = base_options(2, true);
+    job.options.adamw.weight_decay = 0.5f;
     MemoryTracker t1, t2;
-    RunResult on = run(job, *world_, job.B * world_->world_size(), t1);
-    job.options.overlap_comm = false;
-    RunResult off = run(job, *world_, job.B * world_->world_size(), t2);
-    ASSERT_EQ(on.params.size(), off.params.size());
-    EXPECT_EQ(std::memcmp(on.params.data(), off.params.data(), on.params.size() * sizeof(float)), 0)
-        << "stage " << stage;
-    EXPECT_EQ(on.losses, off.losses) << "stage " << stage;
+    RunResult decayed = run(job, *world_, job.B * world_->world_size(), t1);
+    job.options.decay_embeddings = false;
+    RunResult exempt = run(job, *world_, job.B * world_->world_size(), t2);
+    auto model = make_model(kind);
+    std::size_t at = 0, embeddings = 0;
+    for (std::size_t b = 0; b < model->num_blocks(); at += model->block(b).param_count(), ++b)
+      for (const models::ParamTensor& t : model->block(b).layout().tensors()) {
+        auto first = static_cast<std::ptrdiff_t>(at + t.offset), last = first + static_cast<std::ptrdiff_t>(t.numel);
+        const bool same = std::equal(decayed.params.begin() + first, decayed.params.begin() + last,
+                                     exempt.params.begin() + first);
+        EXPECT_EQ(same, !t.embedding) << kind_name(kind) << " " << model->block(b).name() << "." << t.name;
+        embeddings += t.embedding ? 1 : 0;
+      }
+    EXPECT_EQ(embeddings, kind == ModelKind::gpt2 ? 2u : 1u) << kind_name(kind);
   }
 }
 
 TEST_F(EngineTest, ModelStateBytesEqualThePlan) {
-  for (ModelKind kind : {ModelKind::mlp, ModelKind::gpt2}) {
+  for (ModelKind kind : {ModelKind::mlp, ModelKind::gpt2, ModelKind::llama}) {
     for (int stage = 0; stage <= 3; ++stage) {
       Job job;
       job.kind = kind;
-      job.T = kind == ModelKind::gpt2 ? 8 : 1;
+      job.T = kind == ModelKind::mlp ? 1 : 8;
       job.steps = 2;
       job.options = base_options(stage, true);
       auto model = make_model(kind);
@@ -219,7 +264,7 @@ TEST_F(EngineTest, ModelStateBytesEqualThePlan) {
       MemoryTracker tracker;
       run(job, *world_, job.B * world_->world_size(), tracker);
       // After the run the engine is gone; its peaks remain and must be exactly the plan.
-      std::string what = "stage " + std::to_string(stage);
+      std::string what = kind_name(kind) + " stage " + std::to_string(stage);
       EXPECT_EQ(tracker.stats(Space::host, MemCategory::params).peak, plan.params) << what;
       EXPECT_EQ(tracker.stats(Space::host, MemCategory::grads).peak, plan.grads) << what;
       EXPECT_EQ(tracker.stats(Space::host, MemCategory::optimizer).peak, plan.optimizer) << what;
