@@ -73,7 +73,7 @@ TEST_F(PlotTest, QuotesStringsForGnuplot) {
   EXPECT_EQ(gnuplot_quote("runs/a"), "'runs/a'");
   EXPECT_EQ(gnuplot_quote("it's"), "'it''s'");
   // A line break would end the string and the command; what followed would run (`!cmd`).
-  EXPECT_EQ(gnuplot_quote("run\n!touch x\r\t"), "'run?!touch x??'");
+  EXPECT_EQ(gnuplot_quote("run\n!touch x\r\t"), "'run?!touch x?\?'");
 }
 
 TEST_F(PlotTest, DrawsAPng) {
