@@ -4,6 +4,10 @@
 
 #include <algorithm>
 #include <charconv>
+#include <fstream>
+#include <tuple>
+
+#include <nlohmann/json.hpp>
 
 namespace zt::checkpoint {
 namespace {
@@ -46,14 +50,35 @@ std::optional<fs::path> newest_complete_checkpoint(const fs::path& root) {
   return all.back();
 }
 
-std::vector<fs::path> prune_checkpoints(const fs::path& root, std::int64_t keep_last) {
+std::vector<SavedCheckpoint> saved_checkpoints(const fs::path& root) {
+  std::vector<SavedCheckpoint> saved;
+  for (const fs::path& dir : complete_checkpoints(root)) {
+    SavedCheckpoint c{dir, *step_of(dir.filename().string()), "", 0};
+    std::ifstream in(dir / kManifestFile);
+    const nlohmann::json manifest = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (manifest.is_object()) {
+      if (auto id = manifest.find("run_id"); id != manifest.end() && id->is_string()) c.run_id = id->get<std::string>();
+      if (auto index = manifest.find("save_index"); index != manifest.end() && index->is_number_integer())
+        c.save_index = index->get<std::int64_t>();
+    }
+    saved.push_back(std::move(c));
+  }
+  std::stable_sort(saved.begin(), saved.end(), [](const SavedCheckpoint& a, const SavedCheckpoint& b) {
+    return std::tie(a.run_id, a.save_index, a.step) < std::tie(b.run_id, b.save_index, b.step);
+  });
+  return saved;
+}
+
+std::vector<fs::path> prune_checkpoints(const fs::path& root, std::int64_t keep_last, const std::string& run_id) {
   std::vector<fs::path> removed;
   if (keep_last <= 0) return removed;
-  auto all = complete_checkpoints(root);
+  std::vector<fs::path> mine;  // oldest save first
+  for (const SavedCheckpoint& c : saved_checkpoints(root))
+    if (c.run_id == run_id) mine.push_back(c.dir);
   const auto keep = static_cast<std::size_t>(keep_last);
-  for (std::size_t i = 0; i + keep < all.size(); ++i) {
-    fs::remove_all(all[i]);
-    removed.push_back(all[i]);
+  for (std::size_t i = 0; i + keep < mine.size(); ++i) {
+    fs::remove_all(mine[i]);
+    removed.push_back(mine[i]);
   }
   return removed;
 }

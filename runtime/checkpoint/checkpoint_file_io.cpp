@@ -50,7 +50,9 @@ std::uint32_t crc32_of(std::span<const std::byte> bytes, std::uint32_t crc) {
 }
 
 SyncedFileWriter::SyncedFileWriter(std::filesystem::path path)
-    : path_(std::move(path)), file_(::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) {
+    : path_(std::move(path)), file_(::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)) {
+  // O_EXCL: every checkpoint file is new in a directory this save created; anything already at the
+  // name (a planted link) is refused rather than followed or truncated.
   if (file_.get() < 0) throw_io_error("cannot create", path_);
 }
 

@@ -35,7 +35,7 @@ std::uint32_t crc32_of(std::span<const std::byte> bytes, std::uint32_t crc = 0);
 // is kept along the way. Destroyed without finish() (an exception), it is closed as it is.
 class SyncedFileWriter {
  public:
-  explicit SyncedFileWriter(std::filesystem::path path);  // creates or truncates
+  explicit SyncedFileWriter(std::filesystem::path path);  // creates; fails if anything is at path (O_EXCL)
   void append(std::span<const std::byte> bytes);
   std::uint32_t finish();  // returns the CRC32 of the whole file
 
@@ -45,7 +45,7 @@ class SyncedFileWriter {
   std::uint32_t crc_ = 0;
 };
 
-// Creates (or truncates) `path`, writes `bytes`, fsyncs and closes it. Returns the CRC32 of the
+// Creates `path` (which must not exist: O_EXCL), writes `bytes`, fsyncs and closes it. Returns the CRC32 of the
 // bytes. Throws std::runtime_error naming the file and errno's text on any failure.
 std::uint32_t write_file_synced(const std::filesystem::path& path, std::span<const std::byte> bytes);
 std::uint32_t write_file_synced(const std::filesystem::path& path, std::string_view text);

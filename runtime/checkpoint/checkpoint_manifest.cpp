@@ -55,6 +55,8 @@ nlohmann::ordered_json manifest_to_json(const Manifest& m) {
   return {{"format", "zerotrain-checkpoint"},
           {"format_version", m.format_version},
           {"step", m.step},
+          {"run_id", m.run_id},
+          {"save_index", m.save_index},
           {"optimizer_steps", m.optimizer_steps},
           {"world_size", m.world_size},
           {"zero_stage", m.zero_stage},
@@ -79,6 +81,9 @@ Manifest manifest_from_json(const nlohmann::json& json, const std::filesystem::p
       throw UserError(fmt::format("{}: unsupported checkpoint format version {} (this zerotrain reads version {})",
                                   source.string(), m.format_version, kFormatVersion));
     m.step = integer_at<std::int64_t>(json, "step", 0);
+    // Absent in checkpoints written before run ids: one anonymous run, ordered by step.
+    if (json.contains("run_id")) m.run_id = json.at("run_id").get<std::string>();
+    if (json.contains("save_index")) m.save_index = integer_at<std::int64_t>(json, "save_index", 0);
     m.optimizer_steps = integer_at<std::int64_t>(json, "optimizer_steps", 0);
     m.world_size = integer_at<int>(json, "world_size", 1);
     m.zero_stage = integer_at<int>(json, "zero_stage", 0, 3);

@@ -40,6 +40,11 @@ struct BlockEntry {
 struct Manifest {
   int format_version = kFormatVersion;
   std::int64_t step = 0;             // training steps done
+  // The run that wrote it: a random id drawn when a run starts from scratch and kept by every
+  // resume. Pruning and `resume: auto` only ever consider the checkpoints of one run. "" in
+  // checkpoints written before run ids existed.
+  std::string run_id;
+  std::int64_t save_index = 0;       // this run's saves counted 1, 2, ... across resumes: the newest is the highest
   std::int64_t optimizer_steps = 0;  // updates applied (steps minus skipped ones)
   int world_size = 0;                // ranks of the saving run
   int zero_stage = 0;

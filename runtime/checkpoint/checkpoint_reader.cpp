@@ -38,6 +38,15 @@ CheckpointReader::CheckpointReader(fs::path dir) : dir_(std::move(dir)) {
   const fs::path manifest_path = dir_ / kManifestFile;
   manifest_ = manifest_from_json(read_manifest_json(manifest_path), manifest_path);
   for (const ShardFileEntry& entry : manifest_.files) {
+    // Only the names the writer produces: a manifest naming "../x" or "/etc/x" must not make a
+    // resume or an export read (or report on) a file outside the checkpoint.
+    const bool known_kind = std::find(std::begin(kKinds), std::end(kKinds), entry.kind) != std::end(kKinds);
+    if (!known_kind || entry.rank >= manifest_.shard_ranks || entry.name != shard_file_name(entry.rank, entry.kind))
+      throw UserError(fmt::format("{}: shard file entry '{}' (rank {}, kind '{}') is not a file this checkpoint format "
+                                  "has; expected names like {} for shard ranks 0..{} and kinds master, exp_avg, "
+                                  "exp_avg_sq",
+                                  manifest_path.string(), entry.name, entry.rank, entry.kind,
+                                  shard_file_name(0, "master"), manifest_.shard_ranks - 1));
     ShardFile f;
     f.entry = entry;
     f.path = dir_ / entry.name;

@@ -40,6 +40,8 @@ Manifest make_manifest(ZeroEngine& engine, const models::Model& model, const Sav
   const PartitionPlan& plan = engine.plan();
   Manifest m;
   m.step = request.step;
+  m.run_id = request.run_id;
+  m.save_index = request.save_index;
   m.optimizer_steps = engine.optimizer_steps();
   m.world_size = request.world_size;
   m.zero_stage = engine.options().stage;
@@ -105,7 +107,7 @@ SaveResult save_checkpoint(ZeroEngine& engine, const models::Model& model, const
     fs::rename(partial_dir, final_dir);
     sync_directory(request.root);
     result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    for (const fs::path& old : prune_checkpoints(request.root, request.keep_last))
+    for (const fs::path& old : prune_checkpoints(request.root, request.keep_last, request.run_id))
       log::info("removed old checkpoint {}", old.string());
   }
   request.barrier();

@@ -22,7 +22,9 @@ struct SaveRequest {
   int rank = 0;
   int world_size = 1;
   std::function<void()> barrier;  // returns once every rank called it
-  std::int64_t keep_last = 0;     // prune older complete checkpoints afterwards (0: keep all)
+  std::int64_t keep_last = 0;     // prune this run's older saves afterwards (0: keep all)
+  std::string run_id;             // the run saving (see Manifest::run_id)
+  std::int64_t save_index = 0;    // this save's number in the run's save order
   // Runs on each writing rank after its shard files are on disk, before the manifest. A test makes
   // it throw to leave a partial checkpoint behind (whole processes are crashed at that point by
   // tests/support/crash_on_open.c instead).

@@ -1,5 +1,7 @@
 #include "runtime/checkpoint/safetensors_export.h"
 
+#include "core/safe_file.h"
+
 #include <fmt/format.h>
 
 #include <bit>
@@ -37,16 +39,18 @@ ExportResult export_safetensors(CheckpointReader& reader, const models::Model& m
   std::string header_text = header.dump();
   header_text.append((8 - header_text.size() % 8) % 8, ' ');  // keeps the data 8-byte aligned
   const std::uint64_t header_size = header_text.size();  // little-endian, as in memory
-  SyncedFileWriter file(output);
-  file.append(std::as_bytes(std::span(&header_size, 1)));
-  file.append(std::as_bytes(std::span(header_text.data(), header_text.size())));
+  // A temporary file renamed over `output` at the end: a failed export (a full disk, a corrupt
+  // shard) leaves an earlier good file in place, never a truncated one.
+  AtomicFile file(output);
+  file.write(std::as_bytes(std::span(&header_size, 1)));
+  file.write(header_text);
   // One block in memory at a time.
   for (std::size_t b = 0; b < model.num_blocks(); ++b) {
     std::vector<float> values(manifest.blocks[b].numel);
     if (!values.empty()) reader.read_kind("master", b, 0, values.size(), values.data());
-    file.append(std::as_bytes(std::span(values)));
+    file.write(std::as_bytes(std::span(values)));
   }
-  file.finish();
+  file.commit();
   result.bytes = sizeof header_size + header_size + data_bytes;
   return result;
 }

@@ -2,12 +2,15 @@
 // inference or other tools. One process reads every rank's shard; no MPI.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <ostream>
 #include <string>
 
 #include "runtime/checkpoint/checkpoint_reader.h"
 #include "runtime/checkpoint/safetensors_export.h"
 #include "runtime/cli/command.h"
+#include "core/error.h"
 #include "core/memory.h"
 #include "runtime/train/job_settings.h"
 
@@ -21,10 +24,22 @@ void declare_options(po::options_description& options) {
       ("output,o", po::value<std::string>()->value_name("FILE")->required(), "the safetensors file to write");
 }
 
+// Writing into the checkpoint being read would replace one of its files (or add one it never had).
+void refuse_output_inside(const std::filesystem::path& checkpoint_dir, const std::string& output) {
+  std::error_code error;
+  const std::filesystem::path dir = std::filesystem::weakly_canonical(checkpoint_dir, error);
+  const std::filesystem::path file = std::filesystem::weakly_canonical(std::filesystem::absolute(output), error);
+  if (error) return;  // the export itself says what is wrong with the path
+  if (std::mismatch(dir.begin(), dir.end(), file.begin(), file.end()).first == dir.end())
+    throw UserError(fmt::format("--output {} lies inside the checkpoint {} being exported; write it elsewhere",
+                                output, checkpoint_dir.string()));
+}
+
 int run(const po::variables_map& options, std::ostream& out) {
+  const std::string output = options["output"].as<std::string>();
+  refuse_output_inside(options["checkpoint"].as<std::string>(), output);
   checkpoint::CheckpointReader reader(options["checkpoint"].as<std::string>());
   auto model = build_model(reader.config().model);
-  const std::string output = options["output"].as<std::string>();
   checkpoint::ExportResult result = checkpoint::export_safetensors(reader, *model, output);
   out << fmt::format("wrote {}: {} tensors, {} parameters of {} at step {} ({})\n", output, result.tensors,
                      model->param_count(), model->name(), reader.manifest().step,

@@ -127,11 +127,15 @@ struct CheckpointConfig {
   bool operator==(const CheckpointConfig&) const = default;
 };
 
+// What a failed write of metrics.jsonl (a full disk) does to the job (logging.on_write_error).
+enum class WriteErrorPolicy { warn, fail };
+
 struct LoggingConfig {
   log::Level level = log::Level::info;
   std::int64_t log_interval = 0;
   std::string run_dir;
   bool all_ranks = false;
+  WriteErrorPolicy on_write_error = WriteErrorPolicy::warn;
   bool operator==(const LoggingConfig&) const = default;
 };
 

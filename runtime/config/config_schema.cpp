@@ -344,6 +344,11 @@ std::vector<ConfigKey> make_keys() {
            "Directory of this run's outputs (metrics, traces, checkpoints).", "a non-empty path", check_not_empty));
   add(boolean("logging.all_ranks", field(&Config::logging, &LoggingConfig::all_ranks), false,
               "Print progress lines on every rank, not only on rank 0."));
+  add(choice("logging.on_write_error", field(&Config::logging, &LoggingConfig::on_write_error), WriteErrorPolicy::warn,
+             {{"warn", WriteErrorPolicy::warn}, {"fail", WriteErrorPolicy::fail}},
+             "A record of `metrics.jsonl` that cannot be written (a full disk): `warn` warns once, removes the partial "
+             "line and goes on training, and at the end names how many records were lost; `fail` ends the job "
+             "(exit status 1) naming the file and the error."));
 
   // comm
   add(choice("comm.backend", field(&Config::comm, &CommConfig::backend), CommBackendChoice::auto_select,

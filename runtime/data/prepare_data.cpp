@@ -1,6 +1,10 @@
 #include "runtime/data/prepare_data.h"
 
+#include <stdlib.h>
+
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <system_error>
 
@@ -37,14 +41,49 @@ void remove_earlier_output(const std::filesystem::path& dir) {
   }
 }
 
+// A fresh directory inside the output directory (so that its files rename into place on the
+// same filesystem), removed with whatever is left in it when the object goes away.
+class StagingDirectory {
+ public:
+  explicit StagingDirectory(const std::filesystem::path& parent) {
+    std::string name = (parent / ".prepare-data.XXXXXX").string();
+    if (::mkdtemp(name.data()) == nullptr)
+      throw UserError(fmt::format("{}: cannot create a staging directory in it: {}", parent.string(), std::strerror(errno)));
+    path_ = name;
+  }
+  ~StagingDirectory() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  StagingDirectory(const StagingDirectory&) = delete;
+  StagingDirectory& operator=(const StagingDirectory&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// Replaces the earlier dataset in `dir` by the files built in `staging` (a rename each).
+void swap_in(const std::filesystem::path& staging, const std::filesystem::path& dir, PreparedDataset& dataset) {
+  remove_earlier_output(dir);
+  for (const auto& entry : std::filesystem::directory_iterator(staging)) {
+    std::error_code error;
+    std::filesystem::rename(entry.path(), dir / entry.path().filename(), error);
+    if (error)
+      throw UserError(fmt::format("{}: cannot move it into {}: {}", entry.path().string(), dir.string(), error.message()));
+  }
+  for (SplitSummary* split : {&dataset.train, &dataset.val})
+    for (auto& shard : split->shards) shard = dir / shard.filename();
+}
+
 nlohmann::json split_json(const SplitSummary& split) {
   nlohmann::json shards = nlohmann::json::array();
   for (const auto& shard : split.shards) shards.push_back(shard.filename().string());
   return {{"documents", split.documents}, {"tokens", split.tokens}, {"shards", shards}};
 }
 
-void write_summary(const PrepareDataOptions& options, const PreparedDataset& dataset,
-                   const nlohmann::json& inputs) {
+void write_summary(const PrepareDataOptions& options, const PreparedDataset& dataset, const nlohmann::json& inputs,
+                   const std::filesystem::path& dir) {
   const nlohmann::json summary = {
       {"format", "llm.c token shards: 256 x int32 header (magic 20240520, version 1, count), uint16 tokens"},
       {"tokenizer", dataset.tokenizer},
@@ -56,7 +95,7 @@ void write_summary(const PrepareDataOptions& options, const PreparedDataset& dat
       {"train", split_json(dataset.train)},
       {"val", split_json(dataset.val)},
   };
-  const auto path = options.output_dir / kDatasetSummaryFile;
+  const auto path = dir / kDatasetSummaryFile;
   std::ofstream out(path);
   out << summary.dump(2) << '\n';
   out.close();
@@ -70,14 +109,16 @@ PreparedDataset prepare_data(const PrepareDataOptions& options, Tokenizer& token
   std::error_code error;
   std::filesystem::create_directories(options.output_dir, error);
   if (error) throw UserError(fmt::format("{}: cannot create the output directory: {}", options.output_dir.string(), error.message()));
-  remove_earlier_output(options.output_dir);
+  // Everything is built aside and swapped in only once it is complete: bad inputs (or a full disk)
+  // leave the earlier dataset as it was.
+  const StagingDirectory staging(options.output_dir);
 
   PreparedDataset dataset;
   dataset.tokenizer = tokenizer.name();
   dataset.vocab_size = tokenizer.vocab_size();
   dataset.end_of_text = tokenizer.end_of_text();
-  ShardSequenceWriter train_writer(options.output_dir, "train", options.shard_tokens);
-  ShardSequenceWriter val_writer(options.output_dir, "val", options.shard_tokens);
+  ShardSequenceWriter train_writer(staging.path(), "train", options.shard_tokens);
+  ShardSequenceWriter val_writer(staging.path(), "val", options.shard_tokens);
   nlohmann::json inputs = nlohmann::json::array();
   std::uint64_t document_index = 0;
   std::vector<std::string> documents;
@@ -127,7 +168,8 @@ PreparedDataset prepare_data(const PrepareDataOptions& options, Tokenizer& token
                                 "more text (or --val-fraction 0 for no validation split)",
                                 options.val_fraction, document_index));
   }
-  write_summary(options, dataset, inputs);
+  write_summary(options, dataset, inputs, staging.path());
+  swap_in(staging.path(), options.output_dir, dataset);
   return dataset;
 }
 

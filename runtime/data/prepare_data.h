@@ -9,7 +9,9 @@
 //   OUTPUT/train_000000.bin, train_000001.bin, ...   OUTPUT/val_000000.bin, ...
 //   OUTPUT/dataset.json: tokenizer, vocabulary size, end-of-text id, and per split the documents,
 //                        tokens and shard files.
-// Shards and dataset.json left in OUTPUT by an earlier run are removed first.
+// Everything is written into a staging directory inside OUTPUT first; only when all of it is
+// complete are the shards and dataset.json of an earlier run removed and the new ones renamed in.
+// Bad inputs therefore leave an existing dataset untouched.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,7 @@
 #include "runtime/data/shard_files.h"
 
 #include <glob.h>
+#include <sys/stat.h>
 
 #include <string>
 
@@ -24,6 +25,19 @@ class GlobResult {
   glob_t result_{};
 };
 
+// A FIFO (or a device) that matches a data glob would block the first read forever, before any
+// signal is looked at: refuse everything but regular files up front, without opening them.
+void check_regular_file(const std::string& path) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) return;  // opening it says what is wrong
+  if (S_ISREG(info.st_mode)) return;
+  const char* kind = S_ISFIFO(info.st_mode)  ? "a FIFO"
+                     : S_ISDIR(info.st_mode) ? "a directory"
+                     : S_ISSOCK(info.st_mode) ? "a socket"
+                                              : "a device";
+  throw UserError(fmt::format("{}: not a regular file ({}); token shards must be regular files", path, kind));
+}
+
 }  // namespace
 
 std::vector<std::filesystem::path> expand_shard_pattern(std::string_view pattern) {
@@ -36,6 +50,7 @@ std::vector<std::filesystem::path> expand_shard_pattern(std::string_view pattern
       throw UserError(fmt::format("{}: is a directory; name the shard files, e.g. {}/train_*.bin", pattern_text,
                                   pattern_text));
     }
+    check_regular_file(pattern_text);
     return {pattern_text};
   }
   GlobResult matches;
@@ -43,7 +58,10 @@ std::vector<std::filesystem::path> expand_shard_pattern(std::string_view pattern
   if (status == GLOB_NOMATCH) throw UserError(fmt::format("{}: no token shard files match this pattern", pattern_text));
   if (status != 0) throw UserError(fmt::format("{}: cannot expand this pattern (glob error {})", pattern_text, status));
   std::vector<std::filesystem::path> files;
-  for (std::size_t i = 0; i < matches.get()->gl_pathc; ++i) files.emplace_back(matches.get()->gl_pathv[i]);
+  for (std::size_t i = 0; i < matches.get()->gl_pathc; ++i) {
+    check_regular_file(matches.get()->gl_pathv[i]);
+    files.emplace_back(matches.get()->gl_pathv[i]);
+  }
   return files;
 }
 

@@ -38,10 +38,15 @@ ShardHeaderBytes encode_shard_header(std::uint64_t token_count) {
 }
 
 std::uint64_t validate_shard(std::string_view file_name, std::span<const std::byte> file_bytes) {
-  if (file_bytes.size() < kShardHeaderBytes) {
+  return validate_shard_header(file_name, file_bytes, file_bytes.size());
+}
+
+std::uint64_t validate_shard_header(std::string_view file_name, std::span<const std::byte> file_bytes,
+                                    std::uint64_t file_size) {
+  if (file_size < kShardHeaderBytes || file_bytes.size() < kShardHeaderBytes) {
     throw UserError(fmt::format(
         "{}: truncated header: a token shard starts with a {}-byte header (256 int32), but the file has {} bytes",
-        file_name, kShardHeaderBytes, file_bytes.size()));
+        file_name, kShardHeaderBytes, file_size));
   }
   const std::int32_t magic = load_int32_le(file_bytes.data());
   if (magic != kShardMagic) {
@@ -56,16 +61,16 @@ std::uint64_t validate_shard(std::string_view file_name, std::span<const std::by
   const std::int32_t count = load_int32_le(file_bytes.data() + 8);
   if (count < 0) throw UserError(fmt::format("{}: negative token count {} in the header", file_name, count));
   const std::uint64_t expected = kShardHeaderBytes + kTokenBytes * static_cast<std::uint64_t>(count);
-  if (file_bytes.size() < expected) {
+  if (file_size < expected) {
     throw UserError(fmt::format(
         "{}: truncated token payload: the header says {} tokens, so expected {} bytes ({} header + {} x {}), "
         "found {} bytes",
-        file_name, count, expected, kShardHeaderBytes, count, kTokenBytes, file_bytes.size()));
+        file_name, count, expected, kShardHeaderBytes, count, kTokenBytes, file_size));
   }
-  if (file_bytes.size() > expected) {
+  if (file_size > expected) {
     throw UserError(fmt::format(
         "{}: {} trailing bytes: the header says {} tokens, so expected {} bytes, found {} bytes", file_name,
-        file_bytes.size() - expected, count, expected, file_bytes.size()));
+        file_size - expected, count, expected, file_size));
   }
   return static_cast<std::uint64_t>(count);
 }

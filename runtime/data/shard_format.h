@@ -31,5 +31,9 @@ ShardHeaderBytes encode_shard_header(std::uint64_t token_count);
 // its token count. Throws zt::UserError naming `file_name` on a truncated header, a wrong magic
 // number, an unsupported version, or a payload shorter or longer than the header's count says.
 std::uint64_t validate_shard(std::string_view file_name, std::span<const std::byte> file_bytes);
+// The same checks from the file's first bytes (at least the header's, when the file has them) and
+// its size, for readers that do not hold the whole file.
+std::uint64_t validate_shard_header(std::string_view file_name, std::span<const std::byte> first_bytes,
+                                    std::uint64_t file_size);
 
 }  // namespace zt::data

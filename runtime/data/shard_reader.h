@@ -1,32 +1,59 @@
-// Reads one token shard (see shard_format.h) through a memory map: opening validates the header
-// and the size, tokens() is a view into the mapped file.
+// Reads one token shard (see shard_format.h) with positioned reads (pread) into buffers the caller
+// owns. Opening validates the header and the size; every later read checks that the file still has
+// that size and the same identity, and that every token it returns is below the vocabulary size.
+// A shard truncated or rewritten while a run reads it is therefore one clear error naming the file
+// and the byte offset, never a SIGBUS, an out-of-bounds read or a silently wrong token.
+//
+// No descriptor or mapping is held between reads unless asked (open()/close()): a dataset of
+// 70,000 shards needs no more than one open file and no mappings at all.
 #pragma once
+
+#include <sys/types.h>
 
 #include <cstdint>
 #include <filesystem>
 #include <span>
-
-#include "runtime/data/mapped_file.h"
+#include <vector>
 
 namespace zt::data {
 
 class TokenShard {
  public:
-  // Throws zt::UserError naming the file when it is missing or not a valid shard.
+  // Throws zt::UserError naming the file when it is missing, not a regular file (a FIFO, a
+  // directory) or not a valid shard.
   explicit TokenShard(std::filesystem::path path);
+  ~TokenShard();
+  TokenShard(TokenShard&& other) noexcept;
+  TokenShard& operator=(TokenShard&&) = delete;
+  TokenShard(const TokenShard&) = delete;
+  TokenShard& operator=(const TokenShard&) = delete;
 
   const std::filesystem::path& path() const { return path_; }
-  std::span<const std::uint16_t> tokens() const { return tokens_; }
-  std::uint64_t size() const { return tokens_.size(); }
+  std::uint64_t size() const { return count_; }  // tokens
+
+  // Reads tokens [first, first + out.size()) into out. Throws zt::UserError naming the file and the
+  // byte offset when the file changed since it was opened (another size, replaced) or ends early,
+  // and naming the file, the offset and the value of a token that is not below vocab_size.
+  void read(std::uint64_t first, std::span<std::uint16_t> out, int vocab_size);
+  std::vector<std::uint16_t> read_all(int vocab_size = 65536);
 
   // Throws zt::UserError naming the file, the token's index and byte offset, the token and the
   // vocabulary size when a token is >= vocab_size (a shard made for another tokenizer).
-  void check_tokens_below(int vocab_size) const;
+  void check_tokens_below(int vocab_size);
+
+  // read() opens the file when needed and keeps it open until close() (the loader closes the
+  // shard it leaves, so that at most one is open).
+  void close();
 
  private:
+  void open_checked();
+
   std::filesystem::path path_;
-  MappedFile file_;
-  std::span<const std::uint16_t> tokens_;
+  std::uint64_t count_ = 0;
+  std::uint64_t file_bytes_ = 0;
+  dev_t device_ = 0;
+  ino_t inode_ = 0;
+  int fd_ = -1;
 };
 
 }  // namespace zt::data

@@ -116,9 +116,15 @@ void TokenLoader::next(std::span<std::int32_t> inputs, std::span<std::int32_t> t
   prepare_epoch(position_.epoch);
 
   const std::uint64_t first_row = position_.window + static_cast<std::uint64_t>(options_.rank) * B;
+  window_tokens_.resize(T + 1);
+  const std::span<const std::uint16_t> tokens = window_tokens_;  // (T+1)
   for (std::size_t b = 0; b < B; ++b) {
     const auto [shard, window] = locate(first_row + b);
-    const std::span<const std::uint16_t> tokens = shards_[shard].tokens().subspan(window * T, T + 1);  // (T+1)
+    // At most one shard file open at a time: consecutive windows mostly share a shard.
+    if (shard != open_shard_ && open_shard_ < shards_.size()) shards_[open_shard_].close();
+    open_shard_ = shard;
+    // Read into our own buffer and checked there: what the model sees is what was validated.
+    shards_[shard].read(window * T, window_tokens_, options_.vocab_size);
     for (std::size_t t = 0; t < T; ++t) {
       inputs[b * T + t] = tokens[t];
       targets[b * T + t] = tokens[t + 1];

@@ -33,7 +33,7 @@ struct TokenLoaderOptions {
   int rank = 0;
   int world_size = 1;
   std::uint64_t seed = 0;
-  int vocab_size = 0;         // every token must be below it (checked once, when the shards open)
+  int vocab_size = 0;         // every token must be below it (checked when the shards open and on every read)
   WindowOrder order = WindowOrder::shuffled;
 };
 
@@ -43,7 +43,8 @@ class TokenLoader {
   // or holds a token >= vocab_size, or the windows do not fill one global batch.
   explicit TokenLoader(TokenLoaderOptions options);
 
-  // Fills this rank's next micro-batch and advances the position by one global batch:
+  // Fills this rank's next micro-batch and advances the position by one global batch. Throws
+  // zt::UserError naming the file and byte offset when a shard changed during the run.
   // inputs (B, T) row-major, targets (B, T) with targets[b][t] the token after inputs[b][t].
   void next(std::span<std::int32_t> inputs, std::span<std::int32_t> targets);
 
@@ -77,6 +78,8 @@ class TokenLoader {
   std::vector<std::uint64_t> order_starts_;  // stream index of each shard_order_ entry's first window
   std::size_t permuted_shard_ = SIZE_MAX;    // whose window order window_order_ holds
   std::vector<std::uint32_t> window_order_;
+  std::size_t open_shard_ = SIZE_MAX;          // the one shard whose file is open
+  std::vector<std::uint16_t> window_tokens_;   // (T+1): the window being copied out, as read and checked
 };
 
 }  // namespace zt::data

@@ -4,8 +4,10 @@
 #include <fmt/ostream.h>
 
 #include <fstream>
+#include <iterator>
 
 #include "core/error.h"
+#include "core/safe_file.h"
 #include "runtime/plot/gnuplot.h"
 #include "runtime/plot/scratch_directory.h"
 
@@ -24,10 +26,13 @@ void write_val_data(const MetricsSeries& series, const std::filesystem::path& fi
   for (const auto& [step, loss] : series.val_loss) fmt::print(out, "{} {:.9g}\n", step, loss);
 }
 
-std::string chart_script(const MetricsSeries& series, std::string_view title, const std::filesystem::path& data_dir,
-                         const std::filesystem::path& png) {
-  const std::string train = gnuplot_quote((data_dir / "train.dat").string());
-  const std::string val = gnuplot_quote((data_dir / "val.dat").string());
+// The data, the script and the picture are files of the scratch directory, named relative to it
+// (gnuplot runs there): the script holds no path the user chose, so none can inject commands.
+constexpr const char* kPictureFile = "curves.png";
+
+std::string chart_script(const MetricsSeries& series, std::string_view title) {
+  const std::string train = gnuplot_quote("train.dat");
+  const std::string val = gnuplot_quote("val.dat");
   std::string loss_plot = fmt::format("plot {} using 1:2 with lines lw 1.5 lc rgb '#1f77b4' title 'train'", train);
   if (!series.val_loss.empty())
     loss_plot += fmt::format(", {} using 1:2 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#d62728' title 'validation'",
@@ -54,7 +59,7 @@ set yrange [0:*]
 plot {train} using 1:3 with lines lw 1.5 lc rgb '#2ca02c' title 'tokens/s (all ranks)'
 unset multiplot
 )gnuplot",
-                     fmt::arg("output", gnuplot_quote(std::filesystem::absolute(png).string())),
+                     fmt::arg("output", gnuplot_quote(kPictureFile)),
                      fmt::arg("title", gnuplot_quote(title)), fmt::arg("loss_plot", loss_plot),
                      fmt::arg("train", train));
 }
@@ -66,12 +71,15 @@ void draw_curves(const MetricsSeries& series, std::string_view title, const std:
   write_train_data(series, scratch.path() / "train.dat");
   write_val_data(series, scratch.path() / "val.dat");
   const std::filesystem::path script = scratch.path() / "curves.gp";
-  std::ofstream(script) << chart_script(series, title, scratch.path(), png);
-  if (png.has_parent_path()) std::filesystem::create_directories(png.parent_path());
-  std::filesystem::remove(png);  // so that an old picture cannot pass for a new one
+  std::ofstream(script) << chart_script(series, title);
   run_gnuplot(script);
-  if (!std::filesystem::exists(png) || std::filesystem::file_size(png) == 0)
-    throw UserError(fmt::format("gnuplot ran but wrote no picture to {}", png.string()));
+  const std::filesystem::path drawn = scratch.path() / kPictureFile;
+  std::ifstream picture(drawn, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(picture)), std::istreambuf_iterator<char>());
+  if (bytes.empty()) throw UserError(fmt::format("gnuplot ran but drew no picture for {}", png.string()));
+  if (png.has_parent_path()) std::filesystem::create_directories(png.parent_path());
+  // A new file renamed into place: a link planted at png is replaced, never written through.
+  write_file_atomically(png, bytes);
 }
 
 }  // namespace zt::plot

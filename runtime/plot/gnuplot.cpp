@@ -52,8 +52,11 @@ void run_gnuplot(const std::filesystem::path& script) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, errors.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  // gnuplot runs in the script's directory and the script names its files relative to it, so no
+  // path the user chose ever becomes script text.
+  posix_spawn_file_actions_addchdir_np(&actions, script.parent_path().c_str());
   std::string program = gnuplot->string();
-  std::string script_arg = script.string();
+  std::string script_arg = script.filename().string();
   std::vector<char*> argv = {program.data(), script_arg.data(), nullptr};
   pid_t pid = 0;
   const int spawn_error = posix_spawn(&pid, program.c_str(), &actions, nullptr, argv.data(), environ);
@@ -72,6 +75,10 @@ void run_gnuplot(const std::filesystem::path& script) {
 std::string gnuplot_quote(std::string_view s) {
   std::string quoted = "'";
   for (char c : s) {
+    // A line break would end the string and the command: what follows would run as gnuplot input
+    // (`!cmd` runs a shell). Control characters have no business in a label anyway.
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f) c = '?';
     quoted += c;
     if (c == '\'') quoted += '\'';
   }

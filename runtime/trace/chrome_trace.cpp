@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "core/error.h"
+#include "core/safe_file.h"
 
 namespace zt::trace {
 namespace {
@@ -57,9 +58,8 @@ nlohmann::json chrome_trace(int rank, const std::vector<Span>& spans, Clock::tim
 void write_chrome_trace(Timeline& timeline, const std::filesystem::path& file) {
   nlohmann::json document = chrome_trace(timeline.rank(), timeline.resolve(), timeline.origin());
   if (file.has_parent_path()) std::filesystem::create_directories(file.parent_path());
-  std::ofstream out(file);
-  out << document.dump() << '\n';
-  if (!out) throw UserError(fmt::format("cannot write the trace file {}", file.string()));
+  // Renamed into place: a link planted at the trace's name is replaced, never written through.
+  write_file_atomically(file, document.dump() + '\n');
 }
 
 }  // namespace zt::trace

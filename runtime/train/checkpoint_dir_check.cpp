@@ -1,6 +1,7 @@
 #include "runtime/train/checkpoint_dir_check.h"
 
 #include <fcntl.h>
+#include <stdlib.h>
 #include <fmt/format.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -13,19 +14,21 @@
 
 namespace zt {
 
-std::optional<std::string> checkpoint_dir_problem(const std::filesystem::path& dir, int rank) {
+std::optional<std::string> checkpoint_dir_problem(const std::filesystem::path& dir, int) {
   std::error_code error;
   std::filesystem::create_directories(dir, error);
   if (error) return fmt::format("cannot create {}: {}", dir.string(), error.message());
-  const std::filesystem::path probe = dir / fmt::format(".write_probe.rank{}", rank);
-  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // A fresh, unique name (mkstemp: O_CREAT|O_EXCL): a file or link planted at a predictable name
+  // is never opened, truncated or written through, and ranks sharing the directory never collide.
+  std::string probe = (dir / ".write_probe.XXXXXX").string();
+  const int fd = ::mkostemp(probe.data(), O_CLOEXEC);
   if (fd < 0) return fmt::format("cannot create a file in {}: {}", dir.string(), std::strerror(errno));
   const char byte = 0;
   std::optional<std::string> problem;
   if (::write(fd, &byte, 1) != 1 || ::fsync(fd) != 0)
     problem = fmt::format("cannot write into {}: {}", dir.string(), std::strerror(errno));
   ::close(fd);
-  std::filesystem::remove(probe, error);
+  ::unlink(probe.c_str());
   return problem;
 }
 

@@ -12,7 +12,7 @@
 namespace zt {
 
 // Why this rank cannot write into `dir` (after creating it), or nothing. Writes, syncs and
-// removes one small probe file named after the rank.
+// removes one small probe file under a fresh unique name (never following a planted link).
 std::optional<std::string> checkpoint_dir_problem(const std::filesystem::path& dir, int rank);
 
 // A warning when the filesystem of `dir` has less than `checkpoint_bytes` free, or nothing.

@@ -1,11 +1,18 @@
 #include "runtime/train/run_guard.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "core/log.h"
 #include "comm/mpi_check.h"
@@ -22,6 +29,28 @@ const char* signal_name(int signal) {
     case SIGINT: return "SIGINT";
     default: return "a signal";
   }
+}
+
+// rank 0's text on every rank (two broadcasts: the length, then the bytes).
+std::string broadcast_text(MPI_Comm comm, std::string text) {
+  auto length = static_cast<long long>(text.size());
+  ZT_MPI_CHECK(MPI_Bcast(&length, 1, MPI_LONG_LONG, 0, comm));
+  text.resize(static_cast<std::size_t>(length));
+  ZT_MPI_CHECK(MPI_Bcast(text.data(), static_cast<int>(length), MPI_CHAR, 0, comm));
+  return text;
+}
+
+// The ranks (in order) that flag `mine`, on every rank.
+std::vector<int> ranks_flagging(MPI_Comm comm, bool mine) {
+  int world = 1;
+  ZT_MPI_CHECK(MPI_Comm_size(comm, &world));
+  int flag = mine ? 1 : 0;
+  std::vector<int> flags(static_cast<std::size_t>(world));
+  ZT_MPI_CHECK(MPI_Allgather(&flag, 1, MPI_INT, flags.data(), 1, MPI_INT, comm));
+  std::vector<int> ranks;
+  for (int r = 0; r < world; ++r)
+    if (flags[static_cast<std::size_t>(r)] != 0) ranks.push_back(r);
+  return ranks;
 }
 
 }  // namespace
@@ -51,9 +80,52 @@ void RunGuard::check_checkpoint_dir(const std::filesystem::path& dir, std::uint6
     if (rank_ == 0) log::error("{}", message);
     throw JobStopped(kExitCheckpointDirUnusable, message);
   }
+  // One directory for all ranks: each rank writes its own shard files into the checkpoint rank 0
+  // creates, so a directory local to each node fails at the first save, or resumes apart.
+  std::string probe;
+  if (rank_ == 0) {
+    probe = (dir / ".shared_probe.XXXXXX").string();
+    const int fd = ::mkostemp(probe.data(), O_CLOEXEC);
+    if (fd >= 0) ::close(fd);
+    else probe.clear();  // writable a moment ago: nothing to compare, the save will say what is wrong
+  }
+  probe = broadcast_text(comm_.get(), probe);
+  const bool unseen = !probe.empty() && ::access(probe.c_str(), F_OK) != 0;
+  const std::vector<int> apart = ranks_flagging(comm_.get(), unseen);
+  if (rank_ == 0 && !probe.empty()) ::unlink(probe.c_str());
+  if (!apart.empty()) {
+    const std::string message =
+        fmt::format("checkpoint.dir {} is not the same directory on every rank: rank(s) {} do not see the file rank 0 "
+                    "created in it; checkpoint.dir must be on a filesystem shared by all nodes (NFS, Lustre, ...)",
+                    dir.string(), fmt::join(apart, ", "));
+    if (rank_ == 0) log::error("{}", message);
+    throw JobStopped(kExitCheckpointDirUnusable, message);
+  }
   if (rank_ != 0) return;
   if (std::optional<std::string> warning = checkpoint_space_warning(dir, checkpoint_bytes))
     log::warn("checkpoint.dir: {}", *warning);
+}
+
+ResumeChoice RunGuard::agree_on_resume(const std::function<ResumeChoice()>& decide) {
+  std::string text;
+  if (rank_ == 0) text = resume_choice_to_json(decide()).dump();
+  const ResumeChoice choice = resume_choice_from_json(nlohmann::json::parse(broadcast_text(comm_.get(), text)));
+  if (!choice.problem.empty()) {
+    if (rank_ == 0) log::error("{}", choice.problem);
+    throw JobStopped(kExitCheckpointDirUnusable, choice.problem);
+  }
+  const std::optional<std::string> mismatch = resume_mismatch(choice);
+  if (mismatch) log::error("{}", *mismatch);  // on the rank that has it: it names what this rank sees
+  const std::vector<int> differing = ranks_flagging(comm_.get(), mismatch.has_value());
+  if (!differing.empty()) {
+    const std::string message = fmt::format(
+        "rank(s) {} do not see the checkpoint rank 0 resumes from ({}, step {}; see their errors): checkpoint.dir must "
+        "be one directory shared by all ranks (the same filesystem on every node); stopping before the first step",
+        fmt::join(differing, ", "), choice.from->string(), choice.step);
+    if (rank_ == 0) log::error("{}", message);
+    throw JobStopped(kExitCheckpointDirUnusable, message);
+  }
+  return choice;
 }
 
 int RunGuard::local_stop_signal() const { return StopSignalHandler::received(); }

@@ -13,12 +13,14 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 
 #include "comm/mpi_handles.h"
 #include "runtime/config/config.h"
 #include "runtime/train/nonfinite_guard.h"
+#include "runtime/train/resume_choice.h"
 #include "runtime/train/stop_signal.h"
 #include "zero/engine.h"
 
@@ -42,7 +44,14 @@ class RunGuard {
   // Collective. When checkpoints are on (checkpoint.interval > 0): if any rank cannot write into
   // `dir`, every rank stops now (JobStopped, exit 1) instead of at the first save; rank 0 warns
   // when a checkpoint of about `checkpoint_bytes` does not fit in the free space.
+  // Also stops every rank (exit 1) when `dir` is not the same directory on every rank (a file rank
+  // 0 creates there is not seen by another rank): checkpoint.dir must be shared.
   void check_checkpoint_dir(const std::filesystem::path& dir, std::uint64_t checkpoint_bytes);
+
+  // Collective: rank 0 runs `decide` and broadcasts its choice; every rank checks that it sees the
+  // same checkpoint (resume_mismatch). Throws JobStopped (exit 1) on every rank when rank 0 found
+  // a reason not to start or any rank sees another checkpoint, naming the ranks.
+  ResumeChoice agree_on_resume(const std::function<ResumeChoice()>& decide);
 
   // The stop signal this rank received (0: none), for the engine's step all-reduce, which tells
   // every rank of any rank's signal (StepStats::stop_signal).

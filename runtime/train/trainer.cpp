@@ -10,7 +10,9 @@
 #include "models/compute_context.h"
 #include "models/gpt2.h"
 #include "models/mlp.h"
+#include "core/error.h"
 #include "core/log.h"
+#include "core/safe_file.h"
 #include "runtime/train/job_settings.h"
 
 namespace zt {
@@ -84,9 +86,13 @@ Trainer::Trainer(const Config& config, MPI_Comm job) : config_(config), schedule
 
   if (comm_->rank() == 0) {
     std::filesystem::path run_dir(config.logging.run_dir);
-    std::filesystem::create_directories(run_dir);
-    std::ofstream(run_dir / "config.yaml") << config_to_yaml(config);
-    metrics_ = std::make_unique<MetricsLog>(run_dir / "metrics.jsonl");
+    std::error_code error;
+    std::filesystem::create_directories(run_dir, error);
+    if (error)
+      throw UserError(fmt::format("logging.run_dir {}: cannot create it: {}", run_dir.string(), error.message()));
+    // Renamed into place and appended with O_NOFOLLOW: a link planted in run_dir is never written through.
+    write_file_atomically(run_dir / "config.yaml", config_to_yaml(config));
+    metrics_ = std::make_unique<MetricsLog>(run_dir / "metrics.jsonl", config.logging.on_write_error);
   }
   log::progress("training {} ({} parameters) on {} rank(s), device {}, ZeRO stage {}, overlap_comm {}, {} tokens/step",
                 model_->name(), model_->param_count(), comm_->world_size(), device.str(),
@@ -164,6 +170,14 @@ void Trainer::trace_steps(trace::StepRange steps) {
 
 TrainSummary Trainer::run() {
   TrainSummary summary;
+  if (first_step_ > config_.train.steps) {
+    // A finished run started again (by hand, or by a restart loop): its goal is met, exit 0.
+    log::progress("nothing to train: the run resumed after step {} and train.steps is {}; raise train.steps "
+                  "(e.g. --set train.steps={}) to train further",
+                  first_step_ - 1, config_.train.steps, first_step_ - 1 + config_.train.steps);
+    summary.nothing_to_train = true;
+    return summary;
+  }
   started_ = Clock::now();
   for (std::int64_t s = first_step_; s <= config_.train.steps; ++s) {
     trace::Timeline* timeline = trace_ ? trace_->begin_step(s, ctx_->stream()) : nullptr;
@@ -198,6 +212,7 @@ TrainSummary Trainer::run() {
     }
   }
   if (trace_) trace_->finish();
+  if (metrics_) metrics_->report_losses();
   summary.seconds = std::chrono::duration<double>(Clock::now() - started_).count();
   log::progress("memory at the end (current, peak): {}", MemoryTracker::process().report(memory_space()));
   log::progress("done: {} steps in {}, final loss {:.4f}{}, {} tok/s on average", summary.steps,

@@ -28,6 +28,7 @@ struct TrainSummary {
   double final_loss = 0.0;
   std::optional<double> final_val_loss;
   double seconds = 0.0;
+  bool nothing_to_train = false;  // resumed at or past train.steps
 };
 
 class Trainer {
@@ -50,6 +51,8 @@ class Trainer {
   void restore_or_init();
   bool checkpoint_due(std::int64_t step) const;
   void save_checkpoint(std::int64_t step);
+  // The newest complete checkpoint this run saved (or resumed from) in checkpoint_root_.
+  std::optional<std::filesystem::path> newest_checkpoint_of_this_run() const;
   MemoryTracker::Space memory_space() const;
   // Ends the job after a StopRequest (trainer_stop.cpp): saves a final checkpoint when the request
   // wants one, names the last good one otherwise, then throws JobStopped on every rank.
@@ -69,6 +72,8 @@ class Trainer {
   int seq_len_ = 0;
   std::int64_t first_step_ = 1;
   std::filesystem::path checkpoint_root_;  // checkpoint.dir resolved
+  std::string run_id_;                     // this run's id (resume_choice.h), in every checkpoint it saves
+  std::int64_t next_save_index_ = 1;       // the save order number of the next checkpoint
   std::chrono::steady_clock::time_point started_;
   double tokens_per_step_ = 0.0;
   double flops_per_step_ = 0.0;

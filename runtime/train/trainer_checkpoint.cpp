@@ -15,22 +15,23 @@ namespace zt {
 void Trainer::restore_or_init() {
   const CheckpointConfig& c = config_.checkpoint;
   checkpoint_root_ = c.dir.empty() ? std::filesystem::path(config_.logging.run_dir) / "checkpoints" : std::filesystem::path(c.dir);
-  std::optional<std::filesystem::path> from;
-  if (c.resume == "auto") {
-    from = checkpoint::newest_complete_checkpoint(checkpoint_root_);
-    if (!from) log::progress("resume: auto found no complete checkpoint in {}: starting fresh", checkpoint_root_.string());
-  } else if (!c.resume.empty() && c.resume != "none") {
-    from = std::filesystem::path(c.resume);
-  }
+  // Rank 0 alone resolves checkpoint.resume (and refuses another run's checkpoint.dir); every rank
+  // then checks it sees that very checkpoint (resume_choice.h).
+  const ResumeChoice choice = guard_->agree_on_resume([&] { return choose_resume(c, checkpoint_root_); });
+  run_id_ = choice.run_id;
+  next_save_index_ = choice.next_save_index;
+  if (c.resume == "auto" && !choice.from)
+    log::progress("resume: auto found no complete checkpoint in {}: starting fresh", checkpoint_root_.string());
   // Writes interrupted by a crash are never read; a resumed run clears them away.
   if (c.resume != "none" && comm_->rank() == 0)
     for (const auto& partial : checkpoint::remove_partial_checkpoints(checkpoint_root_))
       log::info("removed the partial checkpoint {} (an interrupted write)", partial.string());
-  if (!from) {
+  if (!choice.from) {
     engine_->init_parameters(static_cast<std::uint64_t>(config_.model.init_seed));
     return;
   }
-  checkpoint::CheckpointReader reader(*from);
+  const std::filesystem::path& from = *choice.from;
+  checkpoint::CheckpointReader reader(from);
   reader.check_model_matches(config_.model);
   reader.check_blocks_match(*model_);
   const checkpoint::Manifest& m = reader.manifest();
@@ -38,7 +39,14 @@ void Trainer::restore_or_init() {
   train_batches_->restore(m.loader);
   first_step_ = m.step + 1;
   log::progress("resumed from {} (step {}, saved by {} rank(s) with ZeRO stage {}); continuing at step {}",
-                from->string(), m.step, m.world_size, m.zero_stage, first_step_);
+                from.string(), m.step, m.world_size, m.zero_stage, first_step_);
+}
+
+std::optional<std::filesystem::path> Trainer::newest_checkpoint_of_this_run() const {
+  std::optional<std::filesystem::path> newest;
+  for (const checkpoint::SavedCheckpoint& saved : checkpoint::saved_checkpoints(checkpoint_root_))
+    if (saved.run_id == run_id_) newest = saved.dir;  // oldest save first
+  return newest;
 }
 
 bool Trainer::checkpoint_due(std::int64_t step) const {
@@ -56,6 +64,8 @@ void Trainer::save_checkpoint(std::int64_t step) {
   request.world_size = comm_->world_size();
   request.barrier = [this] { comm_->barrier(ctx_->stream()).wait(); };
   request.keep_last = config_.checkpoint.keep_last;
+  request.run_id = run_id_;
+  request.save_index = next_save_index_++;
   checkpoint::SaveResult saved = checkpoint::save_checkpoint(*engine_, *model_, request);
   if (comm_->rank() == 0)
     log::progress("step {} | checkpoint {} ({}) written in {:.3f} s", step, saved.dir.string(),

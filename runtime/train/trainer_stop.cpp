@@ -15,7 +15,7 @@ void Trainer::stop_early(const StopRequest& stop) {
                        (checkpoint_root_ / checkpoint::checkpoint_dir_name(stop.step)).string());
   } else {
     // Non-finite gradients were never applied, so the newest checkpoint is the last good state.
-    std::optional<std::filesystem::path> last = checkpoint::newest_complete_checkpoint(checkpoint_root_);
+    std::optional<std::filesystem::path> last = newest_checkpoint_of_this_run();
     const std::string latest = last ? fmt::format("the last good checkpoint is {}", last->string())
                                     : fmt::format("no checkpoint was saved in {}", checkpoint_root_.string());
     note = stop.save_checkpoint() ? fmt::format("no final checkpoint written (checkpoint.interval is 0); {}", latest)

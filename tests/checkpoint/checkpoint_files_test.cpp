@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -100,6 +101,46 @@ TEST_F(CheckpointFilesTest, KeepLastPrunesOlderCompleteCheckpoints) {
   }
   EXPECT_EQ(checkpoint::complete_checkpoints(root_),
             (std::vector<fs::path>{root_ / "step_00000003", root_ / "step_00000004"}));
+}
+
+// Pruning follows this run's save order, never step numbers, and never touches another run.
+TEST_F(CheckpointFilesTest, KeepLastPrunesByThisRunsSaveOrderOnly) {
+  TinyJob job(*world_, 2);
+  job.engine->init_parameters(7);
+  job.step(1);
+  job.save(root_, 10, 0, {}, "run_a", 1);
+  job.save(root_, 20, 0, {}, "run_a", 2);
+  job.save(root_, 5, 1, {}, "run_b", 1);  // another run, keep_last 1: run a's checkpoints stay
+  EXPECT_EQ(checkpoint::complete_checkpoints(root_),
+            (std::vector<fs::path>{root_ / "step_00000005", root_ / "step_00000010", root_ / "step_00000020"}));
+  job.save(root_, 15, 1, {}, "run_a", 3);  // run a resumed from 10: its save of 15 is its newest
+  EXPECT_EQ(checkpoint::complete_checkpoints(root_),
+            (std::vector<fs::path>{root_ / "step_00000005", root_ / "step_00000015"}));
+  const std::vector<checkpoint::SavedCheckpoint> saved = checkpoint::saved_checkpoints(root_);
+  ASSERT_EQ(saved.size(), 2u);
+  EXPECT_EQ(saved[0].run_id, "run_a");
+  EXPECT_EQ(saved[0].save_index, 3);
+  EXPECT_EQ(saved[1].run_id, "run_b");
+}
+
+TEST_F(CheckpointFilesTest, ManifestNamingAFileOutsideTheCheckpointIsRefused) {
+  TinyJob job(*world_, 2);
+  job.engine->init_parameters(7);
+  job.save(root_, 1);
+  world_->barrier(world_->comm_stream()).wait();
+  if (world_->rank() != 0) return;
+  const fs::path manifest = root_ / "step_00000001" / "manifest.json";
+  std::ifstream in(manifest);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const std::string name : {"../../outside.f32", "/etc/passwd", "rank_00000.master.f32.x"}) {
+    std::string evil = text;
+    evil.replace(evil.find("\"rank_00000.master.f32\""), 23, "\"" + name + "\"");
+    write_text(manifest, evil);
+    EXPECT_THAT(message_of([&] { checkpoint::CheckpointReader(root_ / "step_00000001"); }),
+                testing::HasSubstr("is not a file this checkpoint format has"))
+        << name;
+  }
+  write_text(manifest, text);
 }
 
 TEST_F(CheckpointFilesTest, ExportHoldsExactlyTheEnginesGatheredWeights) {

@@ -104,7 +104,8 @@ struct TinyJob {
   }
 
   checkpoint::SaveResult save(const std::filesystem::path& root, std::int64_t s, std::int64_t keep_last = 0,
-                              std::function<void()> after_shard_files = {}) {
+                              std::function<void()> after_shard_files = {}, const std::string& run_id = "",
+                              std::int64_t save_index = 0) {
     checkpoint::SaveRequest request;
     request.root = root;
     request.step = s;
@@ -115,6 +116,8 @@ struct TinyJob {
     request.barrier = [this] { comm.barrier(ctx->stream()).wait(); };
     request.keep_last = keep_last;
     request.after_shard_files = std::move(after_shard_files);
+    request.run_id = run_id;
+    request.save_index = save_index;
     return checkpoint::save_checkpoint(*engine, *model, request);
   }
 

@@ -22,8 +22,9 @@ using testing::TempDir;
 std::vector<std::uint16_t> tokens_of(const std::vector<std::filesystem::path>& shards) {
   std::vector<std::uint16_t> all;
   for (const auto& path : shards) {
-    const TokenShard shard(path);
-    all.insert(all.end(), shard.tokens().begin(), shard.tokens().end());
+    TokenShard shard(path);
+    const std::vector<std::uint16_t> tokens = shard.read_all();
+    all.insert(all.end(), tokens.begin(), tokens.end());
   }
   return all;
 }

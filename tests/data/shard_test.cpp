@@ -51,9 +51,9 @@ TEST(Shard, RoundTrip) {
   std::vector<std::uint16_t> tokens(5000);
   for (std::size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<std::uint16_t>(i * 7919);
   write_token_shard(dir / "s.bin", tokens);
-  const TokenShard shard(dir / "s.bin");
+  TokenShard shard(dir / "s.bin");
   EXPECT_EQ(shard.size(), tokens.size());
-  EXPECT_EQ(std::vector<std::uint16_t>(shard.tokens().begin(), shard.tokens().end()), tokens);
+  EXPECT_EQ(shard.read_all(), tokens);
 }
 
 TEST(Shard, EmptyShardRoundTrips) {
@@ -76,9 +76,10 @@ TEST(Shard, SequenceWriterRollsOverAtTheShardSize) {
   std::vector<std::uint16_t> all;
   std::vector<std::size_t> sizes;
   for (const auto& file : writer.files()) {
-    const TokenShard shard(file);
+    TokenShard shard(file);
     sizes.push_back(shard.size());
-    all.insert(all.end(), shard.tokens().begin(), shard.tokens().end());
+    const std::vector<std::uint16_t> tokens = shard.read_all();
+    all.insert(all.end(), tokens.begin(), tokens.end());
   }
   EXPECT_EQ(sizes, (std::vector<std::size_t>{4, 4, 2}));
   EXPECT_EQ(all, (std::vector<std::uint16_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}));
@@ -142,7 +143,7 @@ TEST(ShardErrors, UnsupportedVersion) {
 TEST(ShardErrors, TokenNotBelowVocabularyNamesFileOffsetTokenAndVocab) {
   const TempDir dir;
   write_token_shard(dir / "big.bin", std::vector<std::uint16_t>{5, 255, 256, 7});
-  const TokenShard shard(dir / "big.bin");
+  TokenShard shard(dir / "big.bin");
   EXPECT_NO_THROW(shard.check_tokens_below(257));
   EXPECT_USER_ERROR(shard.check_tokens_below(256), "big.bin", "token 256", "index 2", "byte offset 1028",
                     "vocabulary size 256");

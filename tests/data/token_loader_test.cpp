@@ -2,10 +2,15 @@
 // save/restore (also across world sizes), validation order, and errors.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <set>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -222,6 +227,81 @@ TEST_F(LoaderTest, NoShardFilesAndBadPositions) {
                     "\"window\"");
   std::vector<std::int32_t> wrong(3);
   EXPECT_THROW(loader.next(wrong, wrong), std::invalid_argument);
+}
+
+// A shard changed under a running loader: every read goes through pread into the loader's own
+// buffer and is checked, so each case is one clear error naming the file and the byte offset
+// (no SIGBUS, no read past the end, no token >= vocab_size reaching the model).
+class ChangedShardTest : public ::testing::Test {
+ protected:
+  ChangedShardTest() {
+    std::vector<std::uint16_t> tokens(4001);
+    for (std::size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<std::uint16_t>(i % 200);
+    write_token_shard(file(), tokens);
+  }
+  std::filesystem::path file() const { return dir_ / "train_000000.bin"; }
+  TokenLoader loader() const {
+    return TokenLoader({file().string(), 4, 8, 0, 1, 3, 256, WindowOrder::shuffled});
+  }
+  TempDir dir_;
+};
+
+TEST_F(ChangedShardTest, TruncatedAfterStartUpIsAClearErrorNotSigbus) {
+  TokenLoader l = loader();
+  next_batch(l);
+  std::filesystem::resize_file(file(), 1024 + 2 * 100);  // most windows now lie beyond the end
+  EXPECT_USER_ERROR(for (int i = 0; i < 200; ++i) next_batch(l), "train_000000.bin", "the file ends at byte",
+                    "byte offset", "truncated or rewritten");
+}
+
+TEST_F(ChangedShardTest, RewrittenInPlaceWithTokensBeyondTheVocabularyIsCaught) {
+  TokenLoader l = loader();
+  next_batch(l);
+  {
+    // Same size, same inode: every token becomes 0xffff (>= 256).
+    std::fstream f(file(), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(1024);
+    const std::string ones(2 * 4001, '\xff');
+    f.write(ones.data(), static_cast<std::streamsize>(ones.size()));
+  }
+  EXPECT_USER_ERROR(next_batch(l), "train_000000.bin", "token 65535", "byte offset", "vocabulary size 256");
+}
+
+TEST_F(ChangedShardTest, ReplacedByAnotherFileIsNamed) {
+  TokenLoader l = loader();
+  std::vector<std::uint16_t> other(50, 1);
+  write_token_shard(dir_ / "other.bin", other);
+  std::filesystem::rename(dir_ / "other.bin", file());
+  EXPECT_USER_ERROR(next_batch(l), "train_000000.bin", "changed while training read it", "another file");
+}
+
+TEST(TokenLoaderErrors, AFifoMatchingTheGlobIsRefusedWithoutBlocking) {
+  const TempDir dir;
+  write_token_shard(dir / "train_000000.bin", std::vector<std::uint16_t>(100, 1));
+  ASSERT_EQ(::mkfifo((dir / "train_000001.bin").c_str(), 0600), 0);
+  EXPECT_USER_ERROR(TokenLoader({(dir / "train_*.bin").string(), 1, 4, 0, 1, 3, 256, WindowOrder::shuffled}),
+                    "train_000001.bin", "not a regular file");
+}
+
+std::size_t open_descriptors() {
+  return static_cast<std::size_t>(std::distance(std::filesystem::directory_iterator("/proc/self/fd"),
+                                                std::filesystem::directory_iterator{}));
+}
+
+// More shards than the kernel's default vm.max_map_count (65530) allows mappings: shards are read
+// with pread through at most one open descriptor, so the count is bounded by disk only.
+TEST(TokenLoaderScale, SeventyThousandShardsNeedNeitherAMappingNorADescriptorEach) {
+  const TempDir dir;
+  const std::vector<std::uint16_t> tokens = {1, 2, 3};
+  for (int s = 0; s < 70'000; ++s) write_token_shard(dir / fmt::format("train_{:06}.bin", s), tokens);
+  const std::size_t before = open_descriptors();
+  TokenLoader loader({(dir / "train_*.bin").string(), 8, 2, 0, 1, 3, 256, WindowOrder::shuffled});
+  EXPECT_EQ(loader.shard_count(), 70'000u);
+  std::vector<std::int32_t> inputs(16), targets(16);
+  for (int i = 0; i < 100; ++i) loader.next(inputs, targets);
+  EXPECT_LE(open_descriptors(), before + 1);
+  EXPECT_EQ(inputs[0], 1);
+  EXPECT_EQ(targets[1], 3);
 }
 
 }  // namespace

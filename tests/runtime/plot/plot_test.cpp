@@ -72,6 +72,8 @@ TEST_F(PlotTest, NoMetricsIsAClearError) {
 TEST_F(PlotTest, QuotesStringsForGnuplot) {
   EXPECT_EQ(gnuplot_quote("runs/a"), "'runs/a'");
   EXPECT_EQ(gnuplot_quote("it's"), "'it''s'");
+  // A line break would end the string and the command; what followed would run (`!cmd`).
+  EXPECT_EQ(gnuplot_quote("run\n!touch x\r\t"), "'run?!touch x?\?'");
 }
 
 TEST_F(PlotTest, DrawsAPng) {
@@ -84,6 +86,17 @@ TEST_F(PlotTest, DrawsAPng) {
   draw_curves(series, "zerotrain run runs/it's_a_test", png);
   ASSERT_TRUE(fs::exists(png));
   EXPECT_GT(fs::file_size(png), 1000u);
+}
+
+TEST_F(PlotTest, LineBreaksInThePathOrTitleRunNoCommand) {
+  if (!find_gnuplot()) GTEST_SKIP() << "gnuplot is not installed";
+  MetricsSeries series;
+  for (int step = 1; step <= 5; ++step) series.train[step] = {6.0 - step * 0.1, 1000.0 + step};
+  const fs::path marker = dir_ / "pwned";
+  const fs::path png = dir_ / ("out\n!touch " + marker.string() + "\n.png");
+  draw_curves(series, "run\n!touch " + marker.string() + "\n", png);
+  EXPECT_FALSE(fs::exists(marker)) << "gnuplot ran a command hidden in a path or the title";
+  EXPECT_TRUE(fs::exists(png));
 }
 
 }  // namespace

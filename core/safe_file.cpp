@@ -1,0 +1,85 @@
+#include "core/safe_file.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace zt {
+namespace {
+
+[[noreturn]] void throw_errno(std::string_view doing, const std::filesystem::path& path, int error) {
+  throw UserError(fmt::format("{}: {}: {}", path.string(), doing, std::strerror(error)));
+}
+
+}  // namespace
+
+int open_no_follow(const std::filesystem::path& path, int flags, mode_t mode) {
+  const int fd = ::open(path.c_str(), flags | O_NOFOLLOW | O_CLOEXEC, mode);
+  if (fd >= 0) return fd;
+  if (errno == ELOOP)
+    throw UserError(fmt::format("{}: is a symbolic link; refusing to write through it (remove it, or name another "
+                                "path)",
+                                path.string()));
+  throw_errno("cannot open for writing", path, errno);
+}
+
+void write_all(int fd, const std::filesystem::path& path, std::span<const std::byte> bytes) {
+  std::size_t written = 0;
+  while (written < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw_errno("cannot write", path, errno);
+    written += static_cast<std::size_t>(n);
+  }
+}
+
+AtomicFile::AtomicFile(std::filesystem::path target) : target_(std::move(target)) {
+  const std::filesystem::path dir = target_.has_parent_path() ? target_.parent_path() : ".";
+  // mkstemp creates with O_EXCL under a fresh name: a planted file or link there is never opened.
+  std::string name = (dir / ("." + target_.filename().string() + ".tmp-XXXXXX")).string();
+  fd_ = ::mkostemp(name.data(), O_CLOEXEC);
+  if (fd_ < 0) throw_errno("cannot create a temporary file beside it", target_, errno);
+  temporary_ = name;
+  ::fchmod(fd_, 0644);  // mkstemp's 0600 is stricter than the files zerotrain writes otherwise
+}
+
+AtomicFile::~AtomicFile() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!temporary_.empty()) ::unlink(temporary_.c_str());
+}
+
+void AtomicFile::write(std::span<const std::byte> bytes) { write_all(fd_, target_, bytes); }
+
+void AtomicFile::commit() {
+  if (::fsync(fd_) != 0) throw_errno("cannot write (fsync)", target_, errno);
+  const int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0) throw_errno("cannot write (close)", target_, errno);
+  // rename replaces a link at target_ itself, never the file it points at.
+  if (std::rename(temporary_.c_str(), target_.c_str()) != 0) throw_errno("cannot replace", target_, errno);
+  temporary_.clear();
+  const std::filesystem::path dir = target_.has_parent_path() ? target_.parent_path() : ".";
+  const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd >= 0) {
+    ::fsync(dir_fd);  // best effort: the rename is already visible
+    ::close(dir_fd);
+  }
+}
+
+void write_file_atomically(const std::filesystem::path& target, std::string_view text) {
+  AtomicFile file(target);
+  file.write(text);
+  file.commit();
+}
+
+}  // namespace zt

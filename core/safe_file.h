@@ -1,0 +1,53 @@
+// Writing files without being redirected by what else is in the directory.
+//
+// A path the user named may already hold a symbolic link planted by someone else (a shared
+// run_dir, /tmp); opening it with O_CREAT|O_TRUNC would truncate whatever it points at. Every file
+// zerotrain writes is either created fresh under a unique name (O_EXCL) and renamed into place,
+// or opened with O_NOFOLLOW, so a link is refused, never followed.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <filesystem>
+#include <span>
+#include <string_view>
+
+namespace zt {
+
+// open(path, flags | O_NOFOLLOW | O_CLOEXEC, mode). Throws zt::UserError naming the path: "is a
+// symbolic link; refusing to write through it" (ELOOP), or the system's reason.
+int open_no_follow(const std::filesystem::path& path, int flags, mode_t mode = 0644);
+
+// Writes all of `bytes` to fd (retrying short writes and EINTR). Throws zt::UserError naming path
+// and the system's reason (e.g. "No space left on device").
+void write_all(int fd, const std::filesystem::path& path, std::span<const std::byte> bytes);
+
+// A file written under a unique temporary name beside `target` (created with O_EXCL, so nothing
+// that was there is followed or truncated) and renamed over `target` by commit(): readers see the
+// old file or the complete new one, never a part. Destroyed without commit() (an error on the
+// way), it removes the temporary file and leaves `target` as it was.
+class AtomicFile {
+ public:
+  explicit AtomicFile(std::filesystem::path target);
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  void write(std::span<const std::byte> bytes);
+  void write(std::string_view text) { write(std::as_bytes(std::span(text.data(), text.size()))); }
+  // fsync, close, rename over the target, fsync the directory. Throws zt::UserError naming the file.
+  void commit();
+
+  const std::filesystem::path& target() const { return target_; }
+
+ private:
+  std::filesystem::path target_;
+  std::filesystem::path temporary_;
+  int fd_ = -1;
+};
+
+// AtomicFile in one call.
+void write_file_atomically(const std::filesystem::path& target, std::string_view text);
+
+}  // namespace zt

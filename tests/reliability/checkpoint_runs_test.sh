@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Checkpoints belong to the run that saved them (a run id in the manifest, kept by --resume):
+# (1) a new run (resume: none) in a checkpoint.dir holding another run's checkpoints is refused
+# before step 1, and the other run's checkpoints are untouched; (2) pruning keeps the newest saves
+# of this run, not the highest steps; (3) --resume auto refuses a directory mixing two runs;
+# (4) checkpoint.dir must be the same directory on every rank: ranks started in two directories
+# (mpirun -wdir, so that the relative checkpoint.dir differs while the config is the same) stop
+# before step 1 when resuming (rank 1 lacks the checkpoint rank 0 resumes from) and when starting
+# fresh (rank 1 does not see rank 0's files).
+# usage: checkpoint_runs_test.sh ZEROTRAIN REPO MPIEXEC [FLAGS...]
+source "$(dirname "$0")/lib.sh"
+make_job
+ck=run/checkpoints
+train() { run_job 2 "$ZEROTRAIN" train --config config.yaml "$@"; }
+
+# Run A: 20 steps, saves every 5, keeps 2 -> steps 15 and 20.
+train --set checkpoint.interval=5 --set checkpoint.keep_last=2
+assert_eq "$rc" 0 "exit status of run A; output: $out"
+[[ -d $ck/step_00000015 && -d $ck/step_00000020 && ! -e $ck/step_00000010 ]] || fail "run A kept $(ls $ck)"
+run_a=$(grep -o '"run_id": *"[0-9a-f]*"' $ck/step_00000020/manifest.json | grep -o '[0-9a-f]\{32\}')
+[[ -n $run_a ]] || fail "run A's manifest has no run id"
+a_sums=$(cat $ck/*/manifest.json | sha256sum)
+
+# (1) Run B, from scratch, same directory.
+train --set train.steps=10 --set checkpoint.interval=5 --set checkpoint.keep_last=2
+assert_eq "$rc" 1 "exit status of a new run over another run's checkpoints"
+assert_contains "$out" "checkpoint.dir run/checkpoints holds 2 checkpoint(s) of another run: step_00000015 (run $run_a), step_00000020 (run $run_a); a new run (checkpoint.resume: none) would mix its saves with them"
+assert_not_contains "$out" "step 1/" "output (no step may run)"
+assert_eq "$(cat $ck/*/manifest.json | sha256sum)" "$a_sums" "run A's checkpoints after the refused run B"
+pass "a new run over another run's checkpoints: refused before step 1, nothing touched"
+
+# (2) Resume run A from its older checkpoint and stop at 18 with keep_last 1: the save of step 18
+# is the newest, so step 20 (an older save) goes, not the checkpoint just written.
+train --resume $ck/step_00000015 --set train.steps=18 --set checkpoint.interval=5 --set checkpoint.keep_last=1
+assert_eq "$rc" 0 "exit status of the resumed run A; output: $out"
+[[ -f $ck/step_00000018/COMPLETE ]] || fail "the newest save (step 18) was pruned; left: $(ls $ck)"
+[[ ! -e $ck/step_00000020 ]] || fail "the older save of step 20 was kept instead of the newest; left: $(ls $ck)"
+grep -q "\"run_id\": *\"$run_a\"" $ck/step_00000018/manifest.json || fail "the resumed run changed its run id"
+train --resume auto --set train.steps=18
+assert_contains "$out" "resumed from $ck/step_00000018 (step 18"
+pass "pruning by save order: the newest save (step 18) kept, the older step 20 removed; the run id kept"
+
+# (3) A directory mixing two runs: --resume auto cannot tell which to continue.
+mkdir other && (cd other && cp -r ../data ../config.yaml . &&
+  timeout 120 "$ZEROTRAIN" train --config config.yaml --set train.steps=2 --set checkpoint.interval=2 >/dev/null 2>&1) ||
+  fail "the other run failed"
+cp -r other/$ck/step_00000002 $ck/
+train --resume auto --set train.steps=20
+assert_eq "$rc" 1 "exit status of --resume auto over two runs' checkpoints"
+assert_contains "$out" "holds the checkpoints of 2 runs"
+assert_contains "$out" "resume: auto cannot tell which to continue"
+rm -rf $ck/step_00000002
+pass "--resume auto over two runs: refused"
+
+# (4) Per-rank directories: the same relative checkpoint.dir, two different directories.
+mpmd() {  # DIR0 DIR1 ARGS...: rank 0 runs in DIR0, rank 1 in DIR1
+  local d0=$1 d1=$2
+  shift 2
+  rc=0
+  out=$(timeout -k 5 120 "$MPIEXEC" "${MPI_FLAGS[@]}" -np 1 -wdir "$d0" "$ZEROTRAIN" train --config config.yaml "$@" : \
+    -np 1 -wdir "$d1" "$ZEROTRAIN" train --config config.yaml "$@" 2>&1) || rc=$?
+}
+mkdir node0 node1
+for n in node0 node1; do cp -r data config.yaml "$n/"; done
+(cd node0 && timeout 120 "$ZEROTRAIN" train --config config.yaml --set train.steps=10 --set checkpoint.interval=5 \
+  --set checkpoint.keep_last=0 >/dev/null 2>&1) || fail "the single-rank run in node0 failed"
+cp -r node0/run node1/ && rm -rf node1/$ck/step_00000010  # node1's copy lacks the newest checkpoint
+mpmd "$TMP/node0" "$TMP/node1" --resume auto --set train.steps=20 --set checkpoint.interval=5
+assert_eq "$rc" 1 "exit status when rank 1 does not see rank 0's checkpoint"
+assert_contains "$out" "rank(s) 1 do not see the checkpoint rank 0 resumes from (run/checkpoints/step_00000010, step 10"
+assert_contains "$out" "checkpoint.dir must be one directory shared by all ranks"
+assert_not_contains "$out" "step 11/" "output (no step may run)"
+pass "per-rank checkpoint directories on resume: stopped before step 1, rank 1 named"
+rm -rf node0/run node1/run
+mpmd "$TMP/node0" "$TMP/node1" --set train.steps=4 --set checkpoint.interval=2
+assert_eq "$rc" 1 "exit status when checkpoint.dir differs between ranks"
+assert_contains "$out" "checkpoint.dir run/checkpoints is not the same directory on every rank: rank(s) 1 do not see"
+assert_not_contains "$out" "step 1/" "output (no step may run)"
+pass "per-rank checkpoint directories from scratch: stopped before step 1, rank 1 named"
