@@ -44,6 +44,3 @@ add_library(zt_openblas INTERFACE)
 target_link_libraries(zt_openblas INTERFACE BLAS::BLAS)
 target_include_directories(zt_openblas SYSTEM INTERFACE ${OPENBLAS_CBLAS_INCLUDE_DIR})
 
-# OpenMP threads the CPU element-wise kernels and AdamW (models/layers, optim/adamw.cpp) across the
-# cores a rank is given; the BLAS products use OpenBLAS's own threads.
-find_package(OpenMP REQUIRED COMPONENTS CXX)

@@ -13,8 +13,8 @@ namespace zt::models {
 
 class ComputeContext {
  public:
-  // CPU compute in fp32 on the calling thread. threads sets the process's CPU compute threads,
-  // OpenBLAS's and the element-wise kernels' (see cpu::set_compute_threads); 1 is right when every
+  // CPU compute in fp32 on the calling thread. threads sets the process's CPU compute threads
+  // (OpenBLAS's; see cpu::set_compute_threads); 1 is right when every
   // core runs its own rank.
   static std::unique_ptr<ComputeContext> cpu(int threads = 1);
   // CUDA compute on device `index` with the given storage dtype. Throws zt::UserError in a

@@ -1,14 +1,10 @@
 #include "optim/adamw.h"
 
-#include "runtime/core/compute_threads.h"
+#include "runtime/core/cpu_kernel_choice.h"
 #include "runtime/core/dtype.h"
 
 #include <cmath>
 #include <cstddef>
-
-#if defined(_OPENMP)
-#include <omp.h>
-#endif
 
 // The update loop is compiled for AVX2 and AVX-512 beside the x86-64 baseline and the best one
 // is chosen at load time (GCC function multi-versioning); this file is built with
@@ -63,23 +59,6 @@ void adamw_reference_range(const AdamWStep& a, Coefficients k, std::size_t begin
   }
 }
 
-// Below this many elements a parallel region costs more than it saves.
-constexpr std::size_t kParallelMin = 1 << 16;
-
-// The elements split evenly between the compute threads.
-void adamw_parallel(const AdamWStep& a, Coefficients k) {
-#if defined(_OPENMP)
-#pragma omp parallel num_threads(compute_threads())
-  {
-    const std::size_t t = static_cast<std::size_t>(omp_get_thread_num());
-    const std::size_t nt = static_cast<std::size_t>(omp_get_num_threads());
-    adamw_range(a, k, a.count * t / nt, a.count * (t + 1) / nt);
-  }
-#else
-  adamw_range(a, k, 0, a.count);
-#endif
-}
-
 }  // namespace
 
 void adamw_step_host(const AdamWStep& a) {
@@ -90,8 +69,6 @@ void adamw_step_host(const AdamWStep& a) {
                        static_cast<float>(1.0 - static_cast<double>(h.lr) * h.weight_decay)};
   if (reference_cpu_kernels())
     adamw_reference_range(a, k, 0, a.count);
-  else if (a.count >= kParallelMin && compute_threads() > 1)
-    adamw_parallel(a, k);
   else
     adamw_range(a, k, 0, a.count);
   if (a.params_out) convert_host(a.master, DType::f32, a.params_out, a.params_dtype, a.count);

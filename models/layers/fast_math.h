@@ -2,8 +2,10 @@
 // compiler vectorises the loops that call them (std::exp / std::tanh are library calls it cannot
 // vectorise), and the attribute that compiles a kernel for AVX2 and AVX-512 beside the
 // portable x86-64 baseline, chosen at load time from the CPU (GCC function multi-versioning).
-// The files using them are compiled with -O3 -fno-math-errno -fno-trapping-math (models/CMakeLists.txt):
-// flags that let loops vectorise without changing any result, unlike -ffast-math.
+// The files using them are compiled with -O3 -fno-math-errno -fno-trapping-math -fopenmp-simd
+// (models/CMakeLists.txt): flags that let loops vectorise (`#pragma omp simd` reductions) without
+// changing any result, unlike -ffast-math. They run on the calling thread: OpenMP threads beside
+// OpenBLAS's own made steps up to 100x slower on a loaded 2-core machine (both pools spin-wait).
 #pragma once
 
 #include <cmath>
@@ -11,11 +13,7 @@
 #include <cstdint>
 #include <cstring>
 
-#if defined(_OPENMP)
-#include <omp.h>
-#endif
-
-#include "runtime/core/compute_threads.h"
+#include "runtime/core/cpu_kernel_choice.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define ZT_CPU_KERNEL __attribute__((target_clones("default", "avx2", "avx512f")))
@@ -49,44 +47,5 @@ namespace zt::models::cpu::fast {
 
 // tanh(u) = 1 - 2 / (e^{2u} + 1); absolute error < 3e-7 (what GELU needs: it multiplies by x).
 [[gnu::always_inline]] inline float tanh(float u) { return 1.0f - 2.0f / (fast::exp(2.0f * u) + 1.0f); }
-
-// The number of threads the element-wise kernels use (cpu::set_compute_threads sets it).
-inline int compute_threads() { return zt::compute_threads(); }
-
-// Runs f(thread, begin, end) on every compute thread, [begin, end) its even share of [0, n).
-template <typename F>
-void for_chunks_indexed(std::size_t n, F&& f) {
-#if defined(_OPENMP)
-#pragma omp parallel num_threads(compute_threads())
-  {
-    const std::size_t t = static_cast<std::size_t>(omp_get_thread_num());
-    const std::size_t nt = static_cast<std::size_t>(omp_get_num_threads());
-    f(t, n * t / nt, n * (t + 1) / nt);
-  }
-#else
-  f(std::size_t{0}, std::size_t{0}, n);
-#endif
-}
-
-// Runs f(begin, end) over [0, n) split evenly between the compute threads (see
-// cpu::set_compute_threads), or over all of it on the calling thread when n is below min_parallel
-// or there is one thread: below a few ten thousand elements a parallel region costs more than it
-// saves. f is typically a ZT_CPU_KERNEL function, so each thread runs the vectorised clone.
-template <typename F>
-void for_chunks(std::size_t n, std::size_t min_parallel, F&& f) {
-#if defined(_OPENMP)
-  if (n >= min_parallel && compute_threads() > 1) {
-#pragma omp parallel num_threads(compute_threads())
-    {
-      const std::size_t t = static_cast<std::size_t>(omp_get_thread_num());
-      const std::size_t nt = static_cast<std::size_t>(omp_get_num_threads());
-      f(n * t / nt, n * (t + 1) / nt);
-    }
-    return;
-  }
-#endif
-  (void)min_parallel;
-  f(std::size_t{0}, n);
-}
 
 }  // namespace zt::models::cpu::fast

@@ -9,8 +9,6 @@ namespace zt::models::cpu {
 namespace {
 constexpr float kSqrt2OverPi = 0.7978845608028654f;
 constexpr float kCubic = 0.044715f;
-// Below this many elements a parallel region costs more than it saves.
-constexpr std::size_t kParallelMin = 1 << 15;
 }  // namespace
 
 namespace reference {
@@ -61,12 +59,12 @@ ZT_CPU_KERNEL void gelu_backward_range(float* dinp, const float* inp, const floa
 
 void gelu_forward(float* out, const float* inp, std::size_t n) {
   if (zt::reference_cpu_kernels()) return reference::gelu_forward(out, inp, n);
-  fast::for_chunks(n, kParallelMin, [&](std::size_t b, std::size_t e) { gelu_forward_range(out, inp, b, e); });
+  gelu_forward_range(out, inp, 0, n);
 }
 
 void gelu_backward(float* dinp, const float* inp, const float* dout, std::size_t n) {
   if (zt::reference_cpu_kernels()) return reference::gelu_backward(dinp, inp, dout, n);
-  fast::for_chunks(n, kParallelMin, [&](std::size_t b, std::size_t e) { gelu_backward_range(dinp, inp, dout, b, e); });
+  gelu_backward_range(dinp, inp, dout, 0, n);
 }
 
 }  // namespace zt::models::cpu

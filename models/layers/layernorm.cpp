@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <cstddef>
-#include <vector>
 
 #include "models/layers/fast_math.h"
 
@@ -60,8 +59,6 @@ void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* 
 
 namespace {
 
-constexpr std::size_t kParallelMinRows = 64;
-
 // Rows [n0, n1): the reference's formulas with float accumulation on the SIMD lanes (C is at most
 // a few thousand, where a float sum loses nothing the tests or training can see).
 ZT_CPU_KERNEL void layernorm_forward_rows(float* out, float* mean, float* rstd, const float* inp, const float* weight,
@@ -84,7 +81,7 @@ ZT_CPU_KERNEL void layernorm_forward_rows(float* out, float* mean, float* rstd, 
   }
 }
 
-// Rows [n0, n1); dweight and dbias get this range's sums (+=), so each thread passes its own.
+// Rows [n0, n1); dweight and dbias accumulate (+=).
 ZT_CPU_KERNEL void layernorm_backward_rows(float* dinp, float* dweight, float* dbias, const float* dout,
                                            const float* inp, const float* weight, const float* mean,
                                            const float* rstd, std::size_t n0, std::size_t n1, int C) {
@@ -113,38 +110,18 @@ ZT_CPU_KERNEL void layernorm_backward_rows(float* dinp, float* dweight, float* d
   }
 }
 
-ZT_CPU_KERNEL void add_into(float* dst, const float* src, int n) {
-  for (int i = 0; i < n; ++i) dst[i] += src[i];
-}
-
 }  // namespace
 
 void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* weight, const float* bias,
                        int N, int C) {
   if (zt::reference_cpu_kernels()) return reference::layernorm_forward(out, mean, rstd, inp, weight, bias, N, C);
-  fast::for_chunks(static_cast<std::size_t>(N), kParallelMinRows, [&](std::size_t n0, std::size_t n1) {
-    layernorm_forward_rows(out, mean, rstd, inp, weight, bias, n0, n1, C);
-  });
+  layernorm_forward_rows(out, mean, rstd, inp, weight, bias, 0, N, C);
 }
 
 void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
                         const float* weight, const float* mean, const float* rstd, int N, int C) {
   if (zt::reference_cpu_kernels()) return reference::layernorm_backward(dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, C);
-  if (fast::compute_threads() == 1 || static_cast<std::size_t>(N) < kParallelMinRows) {
-    layernorm_backward_rows(dinp, dweight, dbias, dout, inp, weight, mean, rstd, 0, N, C);
-    return;
-  }
-  // Each thread sums its rows' dweight / dbias privately; the sums are added in thread order.
-  std::vector<std::vector<float>> partial(static_cast<std::size_t>(fast::compute_threads()));
-  fast::for_chunks_indexed(static_cast<std::size_t>(N), [&](std::size_t t, std::size_t n0, std::size_t n1) {
-    partial[t].assign(2 * static_cast<std::size_t>(C), 0.0f);
-    layernorm_backward_rows(dinp, partial[t].data(), partial[t].data() + C, dout, inp, weight, mean, rstd, n0, n1, C);
-  });
-  for (const std::vector<float>& p : partial)
-    if (!p.empty()) {
-      add_into(dweight, p.data(), C);
-      add_into(dbias, p.data() + C, C);
-    }
+  layernorm_backward_rows(dinp, dweight, dbias, dout, inp, weight, mean, rstd, 0, N, C);
 }
 
 }  // namespace zt::models::cpu

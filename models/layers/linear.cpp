@@ -4,8 +4,6 @@
 
 #include <cstddef>
 
-#include "runtime/core/compute_threads.h"
-
 namespace zt::models::cpu {
 
 void linear_forward(float* out, const float* inp, const float* weight, const float* bias, int N, int IC, int OC,
@@ -34,7 +32,6 @@ void linear_backward(float* dinp, float* dweight, float* dbias, const float* dou
 void set_compute_threads(int threads) {
   threads = threads < 1 ? 1 : threads;
   openblas_set_num_threads(threads);
-  zt::set_compute_threads(threads);
 }
 int blas_threads() { return openblas_get_num_threads(); }
 

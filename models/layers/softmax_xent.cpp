@@ -62,8 +62,6 @@ void softmax_xent_backward(float* dlogits, const float* logits, const std::int32
 
 namespace {
 
-constexpr std::size_t kParallelMinRows = 32;
-
 // max and sum(exp(x - max)) of one row on the SIMD lanes: two reads of a row that is in cache.
 ZT_CPU_KERNEL void fast_row_stats(const float* row, int V, float& max, float& sum) {
   float m = row[0];
@@ -115,8 +113,7 @@ ZT_CPU_KERNEL void backward_rows(float* dlogits, const float* logits, const std:
 
 int softmax_xent_forward(float* losses, const float* logits, const std::int32_t* targets, int N, int V, int Vp) {
   if (zt::reference_cpu_kernels()) return reference::softmax_xent_forward(losses, logits, targets, N, V, Vp);
-  fast::for_chunks(static_cast<std::size_t>(N), kParallelMinRows,
-                   [&](std::size_t n0, std::size_t n1) { forward_rows(losses, logits, targets, n0, n1, V, Vp); });
+  forward_rows(losses, logits, targets, 0, N, V, Vp);
   int count = 0;
   for (int n = 0; n < N; ++n) count += targets[n] != kIgnoreIndex;
   return count;
@@ -125,9 +122,7 @@ int softmax_xent_forward(float* losses, const float* logits, const std::int32_t*
 void softmax_xent_backward(float* dlogits, const float* logits, const std::int32_t* targets, float dloss, int N, int V,
                            int Vp) {
   if (zt::reference_cpu_kernels()) return reference::softmax_xent_backward(dlogits, logits, targets, dloss, N, V, Vp);
-  fast::for_chunks(static_cast<std::size_t>(N), kParallelMinRows, [&](std::size_t n0, std::size_t n1) {
-    backward_rows(dlogits, logits, targets, dloss, n0, n1, V, Vp);
-  });
+  backward_rows(dlogits, logits, targets, dloss, 0, N, V, Vp);
 }
 
 }  // namespace zt::models::cpu

@@ -1,5 +1,5 @@
 // Fused softmax cross-entropy over the vocabulary (CPU, fp32): the fast kernels the model calls
-// (float exponentials on the SIMD lanes, rows split between the compute threads), and the simple
+// (float exponentials on the SIMD lanes), and the simple
 // reference they are tested against (cpu::reference).
 //
 // Rows have a stride Vp >= V (a padded vocabulary for aligned GPU matrix products); the columns

@@ -190,7 +190,8 @@ std::vector<ConfigKey> make_keys() {
            "this rank's local index; `cuda:N`: GPU N.",
            "auto, cpu, cuda, cuda:N", check_device));
   add(integer("train.cpu_threads", field(&Config::train, &TrainConfig::cpu_threads), 0, between(0, 4096),
-              "CPU compute threads per rank (OpenBLAS and the element-wise kernels). 0 = automatic: the CPUs "
+              "CPU compute threads per rank (OpenBLAS's; the element-wise kernels run vectorised on the rank's "
+              "main thread). 0 = automatic: the CPUs "
               "this rank may run on, divided among the ranks on this host unless the launcher already bound each "
               "rank to its own CPUs, minus one for the comm thread when there are several ranks and at least two "
               "CPUs to share; at least 1."));
@@ -200,7 +201,7 @@ std::vector<ConfigKey> make_keys() {
              "`zerotrain bench-gemm` measures it for other shapes."));
   add(boolean("train.cpu_reference_kernels", field(&Config::train, &TrainConfig::cpu_reference_kernels), false,
               "CPU runs: use the simple reference layer kernels and AdamW loop (the ones the fast kernels are "
-              "tested against; element-wise work on one thread) instead of the vectorised, multi-threaded ones, "
+              "tested against) instead of the vectorised ones, "
               "for checking results and measuring the difference. Slower."));
   add(integer("train.train_micro_batch_size_per_gpu", field(&Config::train, &TrainConfig::train_micro_batch_size_per_gpu),
               4, at_least(1), "Sequences per rank in one forward/backward (DeepSpeed's name; also on CPUs)."));

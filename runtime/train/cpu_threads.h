@@ -1,4 +1,4 @@
-// How many CPU compute threads (OpenBLAS + element-wise kernels) one rank of a CPU run uses.
+// How many CPU compute threads (OpenBLAS's) one rank of a CPU run uses.
 //
 // The rule (train.cpu_threads = 0, the default):
 //   cpus  = the CPUs this process may run on (its affinity mask: cgroups, taskset, srun and

@@ -12,7 +12,7 @@
 #include "models/layers/blas_kernels.h"
 #include "models/gpt2.h"
 #include "models/mlp.h"
-#include "runtime/core/compute_threads.h"
+#include "runtime/core/cpu_kernel_choice.h"
 #include "runtime/core/log.h"
 #include "runtime/train/cpu_threads.h"
 #include "runtime/train/job_settings.h"
