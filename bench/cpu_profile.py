@@ -5,7 +5,8 @@ Runs `zerotrain train` on one rank under `perf record` (call graphs unwound with
 OpenBLAS spends inside a product is charged to the layer that called it), then reads the inclusive
 share of every CPU layer entry point (zt::models::cpu::*), AdamW and the BLAS as a whole from
 `perf report --children`, and turns shares into milliseconds with the run's median step time.
-Steps before --warmup are included in the samples (perf cannot cut them out); they are few.
+Shares are of the samples inside zt::Trainer::step (start-up is left out); ms = that share x the
+mean step time of the run (the first steps included, as they are in the samples).
 
   bench/cpu_profile.py --model small --label after
   bench/cpu_profile.py --model small --label before --set train.cpu_reference_kernels=true
@@ -28,6 +29,14 @@ ROOT = pc.ROOT
 OPS = ["embedding_forward", "layernorm_forward", "linear_forward", "attention_forward", "gelu_forward",
        "residual_forward", "softmax_xent_forward", "softmax_xent_backward", "linear_backward", "gelu_backward",
        "attention_backward", "layernorm_backward", "embedding_backward", "adamw_step_host"]
+
+ALIASES = {"gelu_forward": ["zt::models::cpu::gelu_forward_range"],
+           "gelu_backward": ["zt::models::cpu::gelu_backward_range"],
+           "layernorm_forward": ["zt::models::cpu::layernorm_forward_rows"],
+           "layernorm_backward": ["zt::models::cpu::layernorm_backward_rows"],
+           "softmax_xent_forward": ["zt::models::cpu::forward_rows"],
+           "softmax_xent_backward": ["zt::models::cpu::backward_rows"],
+           "adamw_step_host": ["zt::adamw_range", "zt::adamw_reference_range"]}
 
 
 def main():
@@ -60,24 +69,38 @@ def main():
         if not m:
             continue
         children, symbol = float(m.group(1)), m.group(4)
+        name = re.split(r"\s{2,}", symbol.strip())[0].replace("(anonymous namespace)::", "").split("(")[0]
+        name = re.sub(r"\.(default|avx2|avx512f|resolver)$", "", name)
         for op in OPS:
-            if re.search(rf"\b(zt::models::cpu::|zt::){op}\(", symbol) and "reference::" not in symbol:
+            # the entry point, the reference it forwards to and the range kernels it calls (tail
+            # calls leave the entry point off the stack)
+            if name in (f"zt::models::cpu::{op}", f"zt::{op}", f"zt::models::cpu::reference::{op}") or \
+                    name in ALIASES.get(op, ()):
                 shares[op] = max(shares.get(op, 0.0), children)
+        if name == "zt::Trainer::step":
+            shares["step"] = max(shares.get("step", 0.0), children)
+    step_share = shares.pop("step", 0.0) or 100.0
+    mean_ms = statistics.mean(r["step_ms"] for r in records)
     blas = sum(float(m.group(1)) for m in re.finditer(r"^\s*([\d.]+)%\s+\S*libopenblas\S*", dso_report, re.M))
-    total = sum(shares.values())
+    total = sum(v for k, v in shares.items() if k != "step")
     lines = pc.header(f"CPU step profile: {args.model}, {args.label}", [
         f"model {args.model} = {pc.MODELS[args.model]}; 1 rank, train.cpu_threads={args.threads}; "
         f"extra settings: {' '.join(args.set) or 'none'}",
         f"perf record -F {args.freq} --call-graph dwarf over {args.steps} steps; load average before: {load}",
         f"median step {step_ms:.1f} ms (steps after the first {args.warmup})"
         + (f"; MFU {100 * mfu:.0f}% of the measured sgemm rate" if mfu else ""),
-        "shares are inclusive (a layer's products are in its row); ms = share x median step time"])
+        "shares are of the samples inside training steps and inclusive (a layer's products are in its row); "
+        f"ms = share x the mean step time over all {args.steps} steps ({mean_ms:.1f} ms)"])
     lines += ["", "| op | share of samples | ms per step |", "| --- | --- | --- |"]
+    def row(name, share):
+        pct = 100.0 * share / step_share
+        lines.append(f"| {name} | {pct:.1f} % | {pct / 100 * mean_ms:.1f} |")
     for op in OPS:
         if op in shares:
-            lines.append(f"| {op} | {shares[op]:.1f} % | {shares[op] / 100 * step_ms:.1f} |")
-    lines.append(f"| (sum of the ops above) | {total:.1f} % | {total / 100 * step_ms:.1f} |")
-    lines.append(f"| of which inside OpenBLAS (all products) | {blas:.1f} % | {blas / 100 * step_ms:.1f} |")
+            row(op, shares[op])
+    row("(sum of the ops above)", total)
+    row("rest of the step (engine: gradient copies, bucketing, clipping, comm bookkeeping)", step_share - total)
+    row("inside OpenBLAS (all products, whoever called them)", blas)
     pc.write_results(ROOT / "bench" / "results" / f"cpu_profile_{args.model}_{args.label}.md", lines)
 
 
