@@ -27,3 +27,8 @@ check "mpirun -np 1" "$(env -u OPENBLAS_CORETYPE "$mpiexec" "$@" -np 1 "$bin" "$
 out=$(OPENBLAS_CORETYPE=Nehalem "$bin" "${args[@]}")
 [[ $(family "$out") == Nehalem ]] || { echo "FAIL: OPENBLAS_CORETYPE=Nehalem was not kept:"; echo "$out"; exit 1; }
 echo "ok the user's OPENBLAS_CORETYPE is kept"
+
+# A malformed shape is one clear usage error (exit status 2) naming the option and the value.
+rc=0; out=$("$bin" bench-gemm --shapes 512x64 2>&1) || rc=$?
+[[ $rc -eq 2 && "$out" == *"--shapes: '512x64'"* ]] || { echo "FAIL: bad --shapes gave rc $rc: $out"; exit 1; }
+echo "ok a malformed --shapes is a usage error"
