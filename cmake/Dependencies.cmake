@@ -43,4 +43,3 @@ endif()
 add_library(zt_openblas INTERFACE)
 target_link_libraries(zt_openblas INTERFACE BLAS::BLAS)
 target_include_directories(zt_openblas SYSTEM INTERFACE ${OPENBLAS_CBLAS_INCLUDE_DIR})
-
