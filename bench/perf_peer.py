@@ -16,8 +16,8 @@ table shows the largest loss difference over the first --check-steps steps and o
 Each system uses its own default gradient bucketing (zerotrain: configs/default.yaml's
 reduce_bucket_size; DDP: bucket_cap_mb 25) unless --set / --bucket-cap-mb say otherwise.
 
-PyTorch comes from .venv-fixtures/ when it has torch, else from .venv-bench/ (created here with
-`pip install torch numpy` from PyPI on first use).
+PyTorch comes from $ZT_TORCH_PYTHON when set, else .venv-fixtures/ when it has torch, else from
+.venv-bench/ (created here with `pip install torch numpy` from PyPI on first use).
 
   bench/perf_peer.py                       # tiny and small, 2 ranks on this machine
   bench/perf_peer.py --rate 100mbit        # 2 simulated hosts (bench/netns), 1 rank each
@@ -40,6 +40,8 @@ ROOT = pc.ROOT
 
 
 def torch_python():
+    if os.environ.get("ZT_TORCH_PYTHON"):  # an existing interpreter with torch and numpy
+        return os.environ["ZT_TORCH_PYTHON"]
     for venv in (ROOT / ".venv-fixtures", ROOT / ".venv-bench"):
         py = venv / "bin" / "python"
         if py.exists() and subprocess.run([str(py), "-c", "import torch, numpy"], capture_output=True).returncode == 0:
@@ -90,10 +92,17 @@ def main():
     parser.add_argument("--check-steps", type=int, default=5)
     parser.add_argument("--bucket-cap-mb", type=float, default=25.0, help="DDP's bucket_cap_mb")
     parser.add_argument("--set", action="append", default=[], help="extra zerotrain KEY=VALUE")
+    parser.add_argument("--trainers", default=",".join(name for name, _, _ in TRAINERS),
+                        help="which of " + ", ".join(name for name, _, _ in TRAINERS) + " to run")
     parser.add_argument("--label")
     parser.add_argument("--output")
     args = parser.parse_args()
     label = args.label or args.rate
+    chosen = args.trainers.split(",")
+    unknown = [t for t in chosen if t not in {name for name, _, _ in TRAINERS}]
+    if unknown:
+        sys.exit(f"--trainers: unknown {', '.join(unknown)}")
+    trainers = [t for t in TRAINERS if t[0] in chosen]
     py = torch_python()
     torch_version = subprocess.run([py, "-c", "import torch; print(torch.__version__)"], capture_output=True,
                                    text=True).stdout.strip()
@@ -104,10 +113,10 @@ def main():
     try:
         with tempfile.TemporaryDirectory(prefix="zt-perf-peer-") as tmp:
             for model in args.models.split(","):
-                runs = {name: [] for name, _, _ in TRAINERS}
+                runs = {name: [] for name, _, _ in trainers}
                 for rep in range(args.repeats):
                     loads.append(pc.load_average())
-                    for name, kind, what in TRAINERS:
+                    for name, kind, what in trainers:
                         path = os.path.join(tmp, f"{model}-{name}-{rep}")
                         if kind == "zt":
                             records, _ = pc.run_zerotrain(prefix, pc.model_sets(model) + [
@@ -149,8 +158,10 @@ def main():
                   "| --- | --- | --- | --- | --- | --- | --- |"]
         peers = {"zt-s0": "torch-ddp", "torch-ddp": "zt-s0", "zt-s1": "torch-zro", "torch-zro": "zt-s1",
                  "zt-s2": "torch-ddp"}
-        for name, _, _ in TRAINERS:
+        for name, _, _ in trainers:
             peer = peers[name]
+            if peer not in runs:
+                continue
             zt, other = (name, peer) if name.startswith("zt") else (peer, name)
             ratio = statistics.median(a / b for a, b in zip(tok[zt], tok[other]))
             ref = runs[peer][0] if name.startswith("zt") else runs[name][0]

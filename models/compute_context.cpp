@@ -20,8 +20,8 @@ class CpuComputeContext final : public ComputeContext {
 };
 }  // namespace
 
-std::unique_ptr<ComputeContext> ComputeContext::cpu(int blas_threads) {
-  cpu::set_blas_threads(blas_threads);
+std::unique_ptr<ComputeContext> ComputeContext::cpu(int threads) {
+  cpu::set_compute_threads(threads);
   return std::make_unique<CpuComputeContext>();
 }
 

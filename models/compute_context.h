@@ -14,9 +14,9 @@ namespace zt::models {
 
 class ComputeContext {
  public:
-  // CPU compute in fp32 on the calling thread. blas_threads sets OpenBLAS's thread count for the
-  // process (see cpu::set_blas_threads); 1 is right when every core runs its own rank.
-  static std::unique_ptr<ComputeContext> cpu(int blas_threads = 1);
+  // CPU compute in fp32 on the calling thread. threads sets the process's CPU compute threads
+  // (OpenBLAS's; see cpu::set_compute_threads); 1 is right when every core runs its own rank.
+  static std::unique_ptr<ComputeContext> cpu(int threads = 1);
   // CUDA compute on device `index` with the given storage dtype. allow_tf32: fp32 matrix products
   // may use TF32 tensor cores (10-bit mantissa inputs, fp32 accumulation), like PyTorch's
   // "high" matmul precision; it changes nothing for bf16/f16. Throws zt::UserError in a CPU-only

@@ -3,7 +3,10 @@
 #include <cmath>
 #include <cstddef>
 
+#include "models/layers/fast_math.h"
+
 namespace zt::models::cpu {
+namespace reference {
 
 void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* weight, const float* bias,
                        int N, int C) {
@@ -50,6 +53,75 @@ void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* 
       dx[c] += s * (g - static_cast<float>(g_mean) - xhat * static_cast<float>(gx_mean));
     }
   }
+}
+
+}  // namespace reference
+
+namespace {
+
+// Rows [n0, n1): the reference's formulas with float accumulation on the SIMD lanes (C is at most
+// a few thousand, where a float sum loses nothing the tests or training can see).
+ZT_CPU_KERNEL void layernorm_forward_rows(float* out, float* mean, float* rstd, const float* inp, const float* weight,
+                                          const float* bias, std::size_t n0, std::size_t n1, int C) {
+  for (std::size_t n = n0; n < n1; ++n) {
+    const float* x = inp + n * C;
+    float* o = out + n * C;
+    float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+    for (int c = 0; c < C; ++c) sum += x[c];
+    const float m = sum / static_cast<float>(C);
+    float var = 0.0f;
+#pragma omp simd reduction(+ : var)
+    for (int c = 0; c < C; ++c) var += (x[c] - m) * (x[c] - m);
+    const float s = 1.0f / std::sqrt(var / static_cast<float>(C) + kLayerNormEps);
+#pragma omp simd
+    for (int c = 0; c < C; ++c) o[c] = (x[c] - m) * s * weight[c] + bias[c];
+    mean[n] = m;
+    rstd[n] = s;
+  }
+}
+
+// Rows [n0, n1); dweight and dbias accumulate (+=).
+ZT_CPU_KERNEL void layernorm_backward_rows(float* dinp, float* dweight, float* dbias, const float* dout,
+                                           const float* inp, const float* weight, const float* mean,
+                                           const float* rstd, std::size_t n0, std::size_t n1, int C) {
+  for (std::size_t n = n0; n < n1; ++n) {
+    const float* x = inp + n * C;
+    const float* d = dout + n * C;
+    float* dx = dinp + n * C;
+    const float m = mean[n], s = rstd[n];
+    float g_sum = 0.0f, gx_sum = 0.0f;
+#pragma omp simd reduction(+ : g_sum, gx_sum)
+    for (int c = 0; c < C; ++c) {
+      float xhat = (x[c] - m) * s;
+      float g = d[c] * weight[c];
+      g_sum += g;
+      gx_sum += g * xhat;
+    }
+    const float g_mean = g_sum / static_cast<float>(C), gx_mean = gx_sum / static_cast<float>(C);
+#pragma omp simd
+    for (int c = 0; c < C; ++c) {
+      float xhat = (x[c] - m) * s;
+      float g = d[c] * weight[c];
+      dbias[c] += d[c];
+      dweight[c] += d[c] * xhat;
+      dx[c] += s * (g - g_mean - xhat * gx_mean);
+    }
+  }
+}
+
+}  // namespace
+
+void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* weight, const float* bias,
+                       int N, int C) {
+  if (zt::reference_cpu_kernels()) return reference::layernorm_forward(out, mean, rstd, inp, weight, bias, N, C);
+  layernorm_forward_rows(out, mean, rstd, inp, weight, bias, 0, N, C);
+}
+
+void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
+                        const float* weight, const float* mean, const float* rstd, int N, int C) {
+  if (zt::reference_cpu_kernels()) return reference::layernorm_backward(dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, C);
+  layernorm_backward_rows(dinp, dweight, dbias, dout, inp, weight, mean, rstd, 0, N, C);
 }
 
 }  // namespace zt::models::cpu

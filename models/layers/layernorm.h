@@ -1,4 +1,5 @@
-// LayerNorm over the last dimension (CPU reference, fp32), eps = 1e-5 as GPT-2.
+// LayerNorm over the last dimension (CPU, fp32), eps = 1e-5 as GPT-2: the fast kernels the model
+// calls, and the simple reference (double accumulation) they are tested against (cpu::reference).
 #pragma once
 
 namespace zt::models::cpu {
@@ -13,5 +14,12 @@ void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, c
 // dout (N, C) -> dinp (N, C), dweight (C), dbias (C)
 void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
                         const float* weight, const float* mean, const float* rstd, int N, int C);
+
+namespace reference {
+void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* weight, const float* bias,
+                       int N, int C);
+void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
+                        const float* weight, const float* mean, const float* rstd, int N, int C);
+}  // namespace reference
 
 }  // namespace zt::models::cpu

@@ -29,7 +29,10 @@ void linear_backward(float* dinp, float* dweight, float* dbias, const float* dou
       for (int o = 0; o < OC; ++o) dbias[o] += dout[static_cast<std::size_t>(n) * ldo + o];
 }
 
-void set_blas_threads(int threads) { openblas_set_num_threads(threads < 1 ? 1 : threads); }
+void set_compute_threads(int threads) {
+  threads = threads < 1 ? 1 : threads;
+  openblas_set_num_threads(threads);
+}
 int blas_threads() { return openblas_get_num_threads(); }
 
 }  // namespace zt::models::cpu

@@ -14,9 +14,10 @@ void linear_forward(float* out, const float* inp, const float* weight, const flo
 void linear_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
                      const float* weight, int N, int IC, int OC, int ldo, bool accumulate_dinp);
 
-// Sets the number of threads OpenBLAS uses in this process. Each rank of a CPU run should use its
-// share of the cores (default 1) so that ranks do not oversubscribe them.
-void set_blas_threads(int threads);
-int blas_threads();
+// Sets the number of threads of this process's CPU compute: OpenBLAS's (the element-wise kernels
+// run on the calling thread, vectorised). Each rank of a CPU run should use its share of the cores so that ranks do not
+// oversubscribe them (runtime/train/job_settings.h: cpu_threads_per_rank).
+void set_compute_threads(int threads);
+int blas_threads();  // OpenBLAS's thread count
 
 }  // namespace zt::models::cpu

@@ -1,4 +1,6 @@
-// Fused softmax cross-entropy over the vocabulary (CPU reference, fp32).
+// Fused softmax cross-entropy over the vocabulary (CPU, fp32): the fast kernels the model calls
+// (float exponentials on the SIMD lanes), and the simple
+// reference they are tested against (cpu::reference).
 //
 // Rows have a stride Vp >= V (a padded vocabulary for aligned GPU matrix products); the columns
 // [V, Vp) are ignored in the forward and get zero gradient. A target of kIgnoreIndex (-1)
@@ -19,5 +21,11 @@ int softmax_xent_forward(float* losses, const float* logits, const std::int32_t*
 // non-ignored row (1 / count for a mean, times any loss scale).  -> dlogits (N, Vp)
 void softmax_xent_backward(float* dlogits, const float* logits, const std::int32_t* targets, float dloss, int N, int V,
                            int Vp);
+
+namespace reference {
+int softmax_xent_forward(float* losses, const float* logits, const std::int32_t* targets, int N, int V, int Vp);
+void softmax_xent_backward(float* dlogits, const float* logits, const std::int32_t* targets, float dloss, int N, int V,
+                           int Vp);
+}  // namespace reference
 
 }  // namespace zt::models::cpu

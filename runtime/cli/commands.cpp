@@ -12,6 +12,7 @@ Command plan_command();
 Command config_command();
 Command prepare_data_command();
 Command bench_comm_command();
+Command bench_gemm_command();
 Command export_command();
 Command plot_command();
 
@@ -22,6 +23,7 @@ std::span<const Command> all_commands() {
       config_command(),
       prepare_data_command(),
       bench_comm_command(),
+      bench_gemm_command(),
       export_command(),
       plot_command(),
   };

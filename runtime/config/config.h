@@ -70,6 +70,9 @@ struct TrainConfig {
   double gradient_clipping = 0;  // max global gradient norm; 0 = off
   NonFinitePolicy on_nonfinite = NonFinitePolicy::stop;
   std::int64_t max_consecutive_nonfinite = 0;  // skip: stop after this many non-finite steps in a row
+  std::int64_t cpu_threads = 0;  // CPU compute threads per rank; 0 = this rank's share of the cores
+  double cpu_peak_gflops = 0;    // sgemm rate per rank for MFU; 0 = measured at start-up
+  bool cpu_reference_kernels = false;  // the simple reference CPU kernels instead of the fast ones
   bool operator==(const TrainConfig&) const = default;
 };
 

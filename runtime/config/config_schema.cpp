@@ -220,6 +220,20 @@ std::vector<ConfigKey> make_keys() {
            "`auto`: this rank's GPU when built with CUDA and one is present, else the CPU; `cuda`: the GPU of "
            "this rank's local index; `cuda:N`: GPU N.",
            "auto, cpu, cuda, cuda:N", check_device));
+  add(integer("train.cpu_threads", field(&Config::train, &TrainConfig::cpu_threads), 0, between(0, 4096),
+              "CPU compute threads per rank (OpenBLAS's; the element-wise kernels run vectorised on the rank's "
+              "main thread). 0 = automatic: the CPUs "
+              "this rank may run on, divided among the ranks on this host unless the launcher already bound each "
+              "rank to its own CPUs, minus one for the comm thread when there are several ranks and at least two "
+              "CPUs to share; at least 1."));
+  add(number("train.cpu_peak_gflops", field(&Config::train, &TrainConfig::cpu_peak_gflops), 0, at_least(0),
+             "CPU runs: the sgemm rate (GFLOP/s per rank) that MFU is measured against. 0 = measured at start-up "
+             "(about 0.2 s) on the model's largest matrix-product shape with this rank's threads; "
+             "`zerotrain bench-gemm` measures it for other shapes."));
+  add(boolean("train.cpu_reference_kernels", field(&Config::train, &TrainConfig::cpu_reference_kernels), false,
+              "CPU runs: use the simple reference layer kernels and AdamW loop (the ones the fast kernels are "
+              "tested against) instead of the vectorised ones, "
+              "for checking results and measuring the difference. Slower."));
   add(integer("train.train_micro_batch_size_per_gpu", field(&Config::train, &TrainConfig::train_micro_batch_size_per_gpu),
               4, at_least(1), "Sequences per rank in one forward/backward (DeepSpeed's name; also on CPUs)."));
   add(integer("train.gradient_accumulation_steps", field(&Config::train, &TrainConfig::gradient_accumulation_steps),

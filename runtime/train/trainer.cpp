@@ -3,16 +3,20 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
 #include "comm/make_communicator.h"
 #include "models/compute_context.h"
+#include "models/layers/blas_kernels.h"
 #include "models/gpt2.h"
 #include "models/mlp.h"
+#include "core/cpu_kernel_choice.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/safe_file.h"
+#include "runtime/train/cpu_threads.h"
 #include "runtime/train/job_settings.h"
 
 namespace zt {
@@ -31,6 +35,28 @@ std::string format_rate(double tokens_per_s) {
   if (tokens_per_s >= 1e6) return fmt::format("{:.2f}M", tokens_per_s / 1e6);
   if (tokens_per_s >= 1e3) return fmt::format("{:.1f}k", tokens_per_s / 1e3);
   return fmt::format("{:.0f}", tokens_per_s);
+}
+
+void log_cpu_compute(const Config& config, int local_ranks, int threads) {
+  const char* replaced = std::getenv("ZT_OPENBLAS_CORETYPE_REPLACED");
+  log::debug("CPU compute: {} thread(s) per rank (train.cpu_threads = {}, {} rank(s) on this host); OpenBLAS {} "
+             "kernels{} ({})",
+             threads, config.train.cpu_threads, local_ranks, models::cpu::blas_core_name(),
+             replaced ? fmt::format(", chosen from the CPU flags instead of {}", replaced) : "",
+             models::cpu::blas_config());
+}
+
+// GFLOP/s of one rank's sgemm: train.cpu_peak_gflops, or measured on the model's largest product
+// (GPT-2: the MLP's (B*T, C) x (C, 4C); an MLP model: 512^3) with this rank's threads.
+double cpu_peak_gflops(const Config& config, int micro_batch, int seq_len) {
+  if (config.train.cpu_peak_gflops > 0) return config.train.cpu_peak_gflops;
+  const bool gpt2 = config.model.type == ModelType::gpt2;
+  const int M = gpt2 ? micro_batch * seq_len : 512;
+  const int C = gpt2 ? static_cast<int>(config.model.n_embd) : 512;
+  const double gflops = models::cpu::measure_sgemm_gflops(M, gpt2 ? 4 * C : C, C, 0.2);
+  log::debug("sgemm ceiling for MFU: {:.1f} GFLOP/s per rank at ({}, {}) x ({}, {})", gflops, M, C, C,
+             gpt2 ? 4 * C : C);
+  return gflops;
 }
 
 }  // namespace
@@ -52,8 +78,14 @@ Trainer::Trainer(const Config& config, MPI_Comm job) : config_(config), schedule
   comm_ = make_communicator(comm_options, device, job);
 
   model_ = build_model(config.model);
-  ctx_ = device.is_cpu() ? models::ComputeContext::cpu(1)
-                         : models::ComputeContext::cuda(device.index, config.precision.dtype, config.precision.tf32);
+  if (device.is_cpu()) {
+    const int threads = cpu_threads_for_this_rank(config.train.cpu_threads, launch.local_size, launch.world_size);
+    ctx_ = models::ComputeContext::cpu(threads);
+    set_reference_cpu_kernels(config.train.cpu_reference_kernels);
+    log_cpu_compute(config, launch.local_size, threads);
+  } else {
+    ctx_ = models::ComputeContext::cuda(device.index, config.precision.dtype, config.precision.tf32);
+  }
   micro_batch_ = static_cast<int>(config.train.train_micro_batch_size_per_gpu);
   seq_len_ = config.model.type == ModelType::mlp ? 1 : static_cast<int>(effective_seq_len(config));
   engine_ = std::make_unique<ZeroEngine>(*model_, *ctx_, *comm_, zero_options(config), micro_batch_, seq_len_);
@@ -83,6 +115,7 @@ Trainer::Trainer(const Config& config, MPI_Comm job) : config_(config), schedule
   const double accumulation = static_cast<double>(config.train.gradient_accumulation_steps);
   tokens_per_step_ = static_cast<double>(micro_batch_) * seq_len_ * accumulation * world;
   flops_per_step_ = model_->flops_per_step(micro_batch_, seq_len_) * accumulation * world;
+  if (device.is_cpu()) peak_flops_per_s_ = cpu_peak_gflops(config, micro_batch_, seq_len_) * 1e9 * world;
 
   if (comm_->rank() == 0) {
     std::filesystem::path run_dir(config.logging.run_dir);
@@ -94,12 +127,17 @@ Trainer::Trainer(const Config& config, MPI_Comm job) : config_(config), schedule
     write_file_atomically(run_dir / "config.yaml", config_to_yaml(config));
     metrics_ = std::make_unique<MetricsLog>(run_dir / "metrics.jsonl", config.logging.on_write_error);
   }
-  log::progress("training {} ({} parameters) on {} rank(s), device {}, ZeRO stage {}, overlap_comm {}, {} tokens/step",
+  log::progress("training {} ({} parameters) on {} rank(s), device {}, ZeRO stage {}, overlap_comm {}, {} tokens/step{}",
                 model_->name(), model_->param_count(), comm_->world_size(), device.str(),
-                config.zero_optimization.stage, config.zero_optimization.overlap_comm, tokens_per_step_);
+                config.zero_optimization.stage, config.zero_optimization.overlap_comm, tokens_per_step_,
+                peak_flops_per_s_ > 0 ? fmt::format(", sgemm ceiling {:.1f} GFLOP/s per rank",
+                                                    peak_flops_per_s_ / world / 1e9)
+                                      : "");
 }
 
 Trainer::~Trainer() = default;
+
+double Trainer::mfu(double step_ms) const { return flops_per_step_ / (step_ms / 1000.0) / peak_flops_per_s_; }
 
 StepStats Trainer::step(std::int64_t step) {
   return engine_->train_step([&](models::Activations& acts, int) { train_batches_->next(acts); }, schedule_.at(step),
@@ -143,7 +181,9 @@ void Trainer::report(std::int64_t step, const StepStats& stats, double lr) {
                              {"compute_ms", stats.step_ms - stats.exposed_comm_ms},
                              {"comm_ms", stats.comm_ms},
                              {"exposed_comm_ms", stats.exposed_comm_ms},
-                             {"allocs", stats.allocations}};
+                             {"allocs", stats.allocations},
+                             {"model_flops_per_s", flops_per_step_ / (stats.step_ms / 1000.0)}};
+    if (peak_flops_per_s_ > 0) record["mfu"] = mfu(stats.step_ms);
     record.update(memory_fields());
     metrics_->write(record);
   }
@@ -153,10 +193,11 @@ void Trainer::report(std::int64_t step, const StepStats& stats, double lr) {
   const double elapsed = std::chrono::duration<double>(Clock::now() - started_).count();
   const double eta = elapsed / static_cast<double>(step - first_step_ + 1) * static_cast<double>(total - step);
   std::string scale = config_.precision.dtype == DType::f16 ? fmt::format(" | scale {:g}", stats.loss_scale) : "";
-  log::progress("step {}/{} | loss {:.4f} | lr {:.2e} | grad norm {:.3f}{}{} | {} tok/s | step {:.1f} ms | "
+  std::string mfu_text = peak_flops_per_s_ > 0 ? fmt::format(" | MFU {:.0f}%", 100.0 * mfu(stats.step_ms)) : "";
+  log::progress("step {}/{} | loss {:.4f} | lr {:.2e} | grad norm {:.3f}{}{} | {} tok/s{} | step {:.1f} ms | "
                 "comm {:.1f} ms, exposed {:.1f} ms | peak mem {} | ETA {}",
                 step, total, stats.loss, lr, stats.grad_norm, scale, stats.skipped ? " | SKIPPED" : "",
-                format_rate(tokens_per_s), stats.step_ms, stats.comm_ms, stats.exposed_comm_ms,
+                format_rate(tokens_per_s), mfu_text, stats.step_ms, stats.comm_ms, stats.exposed_comm_ms,
                 format_bytes(MemoryTracker::process().total(memory_space()).peak), format_duration(eta));
 }
 

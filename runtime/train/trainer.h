@@ -46,6 +46,8 @@ class Trainer {
   double validate();
   void report(std::int64_t step, const StepStats& stats, double lr);
   nlohmann::json memory_fields() const;
+  // Model FLOPs per second over the sgemm ceiling of all ranks (CPU runs; see train.cpu_peak_gflops).
+  double mfu(double step_ms) const;
   // Checkpoints (trainer_checkpoint.cpp): resume per checkpoint.resume or initialise from the
   // seed; save every checkpoint.interval steps and at the last step.
   void restore_or_init();
@@ -77,6 +79,7 @@ class Trainer {
   std::chrono::steady_clock::time_point started_;
   double tokens_per_step_ = 0.0;
   double flops_per_step_ = 0.0;
+  double peak_flops_per_s_ = 0.0;  // CPU: the measured (or configured) sgemm rate of all ranks; 0 = unknown
   std::unique_ptr<trace::TraceSession> trace_;
 };
 

@@ -82,8 +82,9 @@ TEST(TrainRun, MetricsHaveEveryFieldForEveryStep) {
   const std::vector<std::string> fields = {"step",    "loss",       "lr",      "grad_norm",       "loss_scale",
                                            "skipped", "tokens_per_s", "step_ms", "compute_ms",  "comm_ms",
                                            "exposed_comm_ms", "mem_params", "mem_grads", "mem_optimizer",
-                                           "mem_buckets", "mem_activations", "mem_peak"};
+                                           "mem_buckets", "mem_activations", "mem_peak", "model_flops_per_s", "mfu"};
   std::set<std::int64_t> steps;
+  double flops_per_step = 0.0, peak = 0.0;
   for (const json& r : metrics_records()) {
     if (r.contains("val_loss")) continue;
     for (const std::string& field : fields) EXPECT_TRUE(r.contains(field)) << field << " missing in " << r.dump();
@@ -92,6 +93,15 @@ TEST(TrainRun, MetricsHaveEveryFieldForEveryStep) {
     EXPECT_GT(r.at("step_ms").get<double>(), 0.0);
     EXPECT_GE(r.at("exposed_comm_ms").get<double>(), 0.0);
     EXPECT_GT(r.at("mem_optimizer").get<double>(), 0.0);
+    // The model's FLOPs per step are the same every step, and so is the sgemm ceiling MFU divides by.
+    const double flops = r.at("model_flops_per_s").get<double>() * r.at("step_ms").get<double>() / 1000.0;
+    const double mfu = r.at("mfu").get<double>();
+    ASSERT_GT(flops, 0.0);
+    ASSERT_GT(mfu, 0.0);
+    EXPECT_LT(mfu, 2.0) << "model FLOP/s far above the measured sgemm rate: " << r.dump();
+    if (flops_per_step == 0.0) flops_per_step = flops, peak = r.at("model_flops_per_s").get<double>() / mfu;
+    EXPECT_NEAR(flops / flops_per_step, 1.0, 1e-6) << r.dump();
+    EXPECT_NEAR(r.at("model_flops_per_s").get<double>() / mfu / peak, 1.0, 1e-6) << r.dump();
   }
   ASSERT_EQ(steps.size(), static_cast<std::size_t>(kSteps));
   EXPECT_EQ(*steps.begin(), 1);

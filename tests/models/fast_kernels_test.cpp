@@ -1,0 +1,162 @@
+// The fast CPU kernels (what the model calls through cpu::) against the simple reference
+// implementations (cpu::reference), on awkward shapes (sequence lengths that are not a multiple
+// of the attention tile, odd lengths that leave SIMD remainders) with 1 and 3 BLAS threads. Tolerances are relative to the values' size and far above any BLAS's rounding (the
+// reference and the fast attention run different product shapes), far below any real mistake.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "gradcheck.h"
+#include "models/layers/attention.h"
+#include "models/layers/gelu.h"
+#include "models/layers/layernorm.h"
+#include "models/layers/linear.h"
+#include "models/layers/softmax_xent.h"
+#include "optim/adamw.h"
+#include "core/cpu_kernel_choice.h"
+
+namespace zt::models::test {
+namespace {
+
+constexpr double kTol = 2e-5;
+
+void expect_close(const std::vector<float>& fast, const std::vector<float>& ref, const char* what, double tol = kTol) {
+  ASSERT_EQ(fast.size(), ref.size());
+  double scale = 1e-30;
+  for (float r : ref) scale = std::max(scale, static_cast<double>(std::abs(r)));
+  double worst = 0.0;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    ASSERT_TRUE(std::isfinite(fast[i])) << what << "[" << i << "]";
+    worst = std::max(worst, std::abs(static_cast<double>(fast[i]) - ref[i]) / (scale + std::abs(ref[i])));
+  }
+  EXPECT_LE(worst, tol) << what << ": largest difference relative to the values' size";
+}
+
+class FastKernels : public ::testing::TestWithParam<int> {
+ protected:
+  void SetUp() override { cpu::set_compute_threads(GetParam()); }
+  void TearDown() override { cpu::set_compute_threads(1); }
+};
+
+TEST_P(FastKernels, AttentionForwardAndBackward) {
+  for (int T : {1, 31, 45, 64, 100}) {
+    const int B = 2, NH = 3, C = 24;
+    auto qkv = random_vector(static_cast<std::size_t>(B) * T * 3 * C, 10 + T, 2.0f);
+    auto dout = random_vector(static_cast<std::size_t>(B) * T * C, 20 + T);
+    std::vector<float> out(B * T * C), att(B * NH * T * T, 7.0f), out_ref(out.size()), att_ref(att.size(), 7.0f);
+    cpu::attention_forward(out.data(), att.data(), qkv.data(), B, T, C, NH);
+    cpu::reference::attention_forward(out_ref.data(), att_ref.data(), qkv.data(), B, T, C, NH);
+    expect_close(out, out_ref, "out");
+    expect_close(att, att_ref, "att (zero above the diagonal in both)");
+    std::vector<float> dqkv(qkv.size(), 5.0f), dqkv_ref(qkv.size(), 5.0f), scratch(T * T), scratch_ref(T * T);
+    cpu::attention_backward(dqkv.data(), scratch.data(), dout.data(), qkv.data(), att.data(), B, T, C, NH);
+    cpu::reference::attention_backward(dqkv_ref.data(), scratch_ref.data(), dout.data(), qkv.data(), att_ref.data(), B,
+                                       T, C, NH);
+    expect_close(dqkv, dqkv_ref, "dqkv");
+  }
+}
+
+TEST_P(FastKernels, GeluForwardAndBackward) {
+  const std::size_t n = 70001;  // above the parallel threshold, odd
+  auto x = random_vector(n, 3, 6.0f), d = random_vector(n, 4);
+  x[0] = 0.0f, x[1] = 40.0f, x[2] = -40.0f, x[3] = 1e-6f;
+  std::vector<float> y(n), y_ref(n), dx(n), dx_ref(n);
+  cpu::gelu_forward(y.data(), x.data(), n);
+  cpu::reference::gelu_forward(y_ref.data(), x.data(), n);
+  expect_close(y, y_ref, "gelu");
+  cpu::gelu_backward(dx.data(), x.data(), d.data(), n);
+  cpu::reference::gelu_backward(dx_ref.data(), x.data(), d.data(), n);
+  expect_close(dx, dx_ref, "gelu backward");
+}
+
+TEST_P(FastKernels, LayerNormForwardAndBackward) {
+  const int N = 203, C = 77;
+  auto x = random_vector(N * C, 5, 3.0f), w = random_vector(C, 6), b = random_vector(C, 7), d = random_vector(N * C, 8);
+  for (int c = 0; c < C; ++c) x[c] += 100.0f;  // a row far from zero mean
+  std::vector<float> y(N * C), y_ref(N * C), m(N), m_ref(N), r(N), r_ref(N);
+  cpu::layernorm_forward(y.data(), m.data(), r.data(), x.data(), w.data(), b.data(), N, C);
+  cpu::reference::layernorm_forward(y_ref.data(), m_ref.data(), r_ref.data(), x.data(), w.data(), b.data(), N, C);
+  expect_close(y, y_ref, "layernorm", 1e-4);  // float vs double statistics of the offset row
+  expect_close(m, m_ref, "mean");
+  expect_close(r, r_ref, "rstd", 1e-4);
+  // Backward accumulates: start from the same non-zero gradients.
+  auto dx = random_vector(N * C, 9), dw = random_vector(C, 10), db = random_vector(C, 11);
+  auto dx_ref = dx, dw_ref = dw, db_ref = db;
+  cpu::layernorm_backward(dx.data(), dw.data(), db.data(), d.data(), x.data(), w.data(), m_ref.data(), r_ref.data(), N,
+                          C);
+  cpu::reference::layernorm_backward(dx_ref.data(), dw_ref.data(), db_ref.data(), d.data(), x.data(), w.data(),
+                                     m_ref.data(), r_ref.data(), N, C);
+  expect_close(dx, dx_ref, "dinp", 1e-4);
+  expect_close(dw, dw_ref, "dweight", 1e-4);
+  expect_close(db, db_ref, "dbias", 1e-4);
+}
+
+TEST_P(FastKernels, SoftmaxCrossEntropy) {
+  const int N = 97, V = 301, Vp = 320;
+  auto logits = random_vector(N * Vp, 12, 8.0f);
+  std::vector<std::int32_t> targets(N);
+  for (int n = 0; n < N; ++n) targets[n] = n % 11 == 3 ? cpu::kIgnoreIndex : (n * 37) % V;
+  std::vector<float> loss(N), loss_ref(N);
+  EXPECT_EQ(cpu::softmax_xent_forward(loss.data(), logits.data(), targets.data(), N, V, Vp),
+            cpu::reference::softmax_xent_forward(loss_ref.data(), logits.data(), targets.data(), N, V, Vp));
+  expect_close(loss, loss_ref, "losses");
+  std::vector<float> dl(N * Vp, 3.0f), dl_ref(N * Vp, 3.0f);
+  cpu::softmax_xent_backward(dl.data(), logits.data(), targets.data(), 0.25f, N, V, Vp);
+  cpu::reference::softmax_xent_backward(dl_ref.data(), logits.data(), targets.data(), 0.25f, N, V, Vp);
+  expect_close(dl, dl_ref, "dlogits");
+  // In place (dlogits aliasing logits), as the model calls it.
+  auto inplace = logits;
+  cpu::softmax_xent_backward(inplace.data(), inplace.data(), targets.data(), 0.25f, N, V, Vp);
+  expect_close(inplace, dl_ref, "dlogits in place");
+}
+
+TEST_P(FastKernels, AdamWMatchesTheScalarFormula) {
+  const std::size_t n = 100003;
+  auto p = random_vector(n, 13), m = random_vector(n, 14, 0.1f), g = random_vector(n, 15), v = random_vector(n, 16);
+  for (float& x : v) x = x * x;
+  auto p_ref = p, m_ref = m, v_ref = v;
+  AdamWStep step{.master = p.data(), .exp_avg = m.data(), .exp_avg_sq = v.data(), .grad = g.data(), .count = n,
+                 .step = 7, .grad_multiplier = 0.5f, .hyper = {.lr = 1e-2f, .weight_decay = 0.1f}};
+  adamw_step_host(step);
+  const AdamWHyper h = step.hyper;
+  const double bc1 = 1.0 - std::pow(0.9, 7.0), bc2 = 1.0 - std::pow(static_cast<double>(h.beta2), 7.0);
+  for (std::size_t i = 0; i < n; ++i) {  // the update in double, as documented in optim/adamw.h
+    double gi = g[i] * 0.5, mi = m_ref[i] + (1.0 - h.beta1) * (gi - m_ref[i]);
+    double vi = h.beta2 * static_cast<double>(v_ref[i]) + (1.0 - h.beta2) * gi * gi;
+    double pi = p_ref[i] * (1.0 - static_cast<double>(h.lr) * h.weight_decay);
+    pi -= h.lr / bc1 * mi / (std::sqrt(vi) / std::sqrt(bc2) + h.eps);
+    m_ref[i] = static_cast<float>(mi), v_ref[i] = static_cast<float>(vi), p_ref[i] = static_cast<float>(pi);
+  }
+  expect_close(p, p_ref, "master weights", 1e-6);
+  expect_close(m, m_ref, "exp_avg", 1e-6);
+  expect_close(v, v_ref, "exp_avg_sq", 1e-6);
+}
+
+INSTANTIATE_TEST_SUITE_P(Threads, FastKernels, ::testing::Values(1, 3),
+                         [](const ::testing::TestParamInfo<int>& info) { return std::to_string(info.param) + "threads"; });
+
+TEST(ReferenceKernels, TheSwitchRunsTheReferenceThroughTheSameEntryPoints) {
+  const std::size_t n = 4096;
+  auto x = random_vector(n, 21, 4.0f);
+  std::vector<float> y(n), y_ref(n);
+  cpu::reference::gelu_forward(y_ref.data(), x.data(), n);
+  zt::set_reference_cpu_kernels(true);
+  cpu::gelu_forward(y.data(), x.data(), n);
+  zt::set_reference_cpu_kernels(false);
+  EXPECT_EQ(y, y_ref) << "bitwise: the same code ran";
+  cpu::gelu_forward(y.data(), x.data(), n);
+  EXPECT_NE(y, y_ref) << "the fast tanh rounds differently somewhere in 4096 values";
+}
+
+TEST(ComputeThreads, SetsOpenBlasThreads) {
+  cpu::set_compute_threads(3);
+  EXPECT_EQ(cpu::blas_threads(), 3);
+  cpu::set_compute_threads(0);  // clamped
+  EXPECT_EQ(cpu::blas_threads(), 1);
+}
+
+}  // namespace
+}  // namespace zt::models::test
