@@ -49,7 +49,7 @@ void CpuKernels::linear_forward(BufferView out, BufferView inp, BufferView weigh
 
 void CpuKernels::linear_backward(BufferView dinp, BufferView dweight, BufferView dbias, BufferView dout,
                                  BufferView inp, BufferView weight, int N, int IC, int OC, int ldo) {
-  cpu::linear_backward(or_null(dinp), f(dweight), or_null(dbias), f(dout), f(inp), f(weight), N, IC, OC, ldo, false);
+  cpu::linear_backward(or_null(dinp), f(dweight), or_null(dbias), f(dout), f(inp), f(weight), N, IC, OC, ldo);
 }
 
 void CpuKernels::gelu_forward(BufferView out, BufferView inp) { cpu::gelu_forward(f(out), f(inp), inp.numel); }

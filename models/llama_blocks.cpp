@@ -153,13 +153,13 @@ void LlamaDecoderBlock::backward(ComputeContext& ctx, const BlockParams& p, cons
   BufferView dx = g.d_input;
   // The residual passes d_output straight to mid; the MLP branch then adds to it.
   ops::copy(ctx, dx, g.d_output);
-  ops::linear_backward(ctx, x[x_dh], dw(ix.down_w), {}, g.d_output, s[s_h], w(ix.down_w), N, I, C, C, false);
+  ops::linear_backward(ctx, x[x_dh], dw(ix.down_w), {}, g.d_output, s[s_h], w(ix.down_w), N, I, C, C);
   ops::swiglu_backward(ctx, x[x_dgu], x[x_dh], s[s_gu], N, I);
   ops::linear_backward(ctx, x[x_dln], span(layout_, g.grads, ix.gate_w, ix.up_w), {}, x[x_dgu], s[s_ln2],
-                       span(layout_, p.params, ix.gate_w, ix.up_w), N, C, 2 * I, 2 * I, false);
+                       span(layout_, p.params, ix.gate_w, ix.up_w), N, C, 2 * I, 2 * I);
   ops::rmsnorm_backward(ctx, dx, dw(ix.ln2_w), x[x_dln], s[s_mid], w(ix.ln2_w), s[s_rstd2], N, C, {}, true);
   // dx now holds d(mid); it flows to x unchanged, and through the attention branch.
-  ops::linear_backward(ctx, x[x_datty], dw(o_w), {}, dx, s[s_atty], w(o_w), N, A, C, C, false);
+  ops::linear_backward(ctx, x[x_datty], dw(o_w), {}, dx, s[s_atty], w(o_w), N, A, C, C);
   ops::gqa_attention_backward(ctx, x[x_dqkv], x[x_datty], s[s_qkv], s[s_att], x[x_attn], io.B, io.T, NH, KV, hs);
   ops::rope(ctx, x[x_dqkv], inv_freq_, io.B, io.T, NH + KV, hs, W, true);  // the rotation's transpose
   if (c_.qk_norm) {  // in place: the gradient of the raw q and k heads replaces that of the normalised ones
@@ -172,7 +172,7 @@ void LlamaDecoderBlock::backward(ComputeContext& ctx, const BlockParams& p, cons
                           false);
   }
   ops::linear_backward(ctx, x[x_dln], span(layout_, g.grads, q_w, v_w), {}, x[x_dqkv], s[s_ln1],
-                       span(layout_, p.params, q_w, v_w), N, C, W, W, false);
+                       span(layout_, p.params, q_w, v_w), N, C, W, W);
   ops::rmsnorm_backward(ctx, dx, dw(ln1_w), x[x_dln], io.input, w(ln1_w), s[s_rstd1], N, C, {}, true);
 }
 
@@ -228,7 +228,7 @@ void LlamaHeadBlock::backward(ComputeContext& ctx, const BlockParams& p, const B
   const BufferView dhead = c_.tie_embeddings ? embedding_layout_->view(g.tied_grads, 0) : layout_.view(g.grads, 1);
   // The logits are dead after this: their gradient overwrites them in place (saves (B,T,V)).
   ops::softmax_xent_backward(ctx, s[h_logits], s[h_logits], io.targets, g.dloss, N, V, V);
-  ops::linear_backward(ctx, io.scratch[0], dhead, {}, s[h_logits], s[h_ln], head, N, C, V, V, false);
+  ops::linear_backward(ctx, io.scratch[0], dhead, {}, s[h_logits], s[h_ln], head, N, C, V, V);
   ops::rmsnorm_backward(ctx, g.d_input, layout_.view(g.grads, 0), io.scratch[0], io.input, layout_.view(p.params, 0),
                         s[h_rstd], N, C, {}, false);
 }

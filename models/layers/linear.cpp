@@ -18,10 +18,9 @@ void linear_forward(float* out, const float* inp, const float* weight, const flo
 }
 
 void linear_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
-                     const float* weight, int N, int IC, int OC, int ldo, bool accumulate_dinp) {
+                     const float* weight, int N, int IC, int OC, int ldo) {
   if (dinp)  // dinp (N, IC) = dout (N, OC) * weight (OC, IC)
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, IC, OC, 1.0f, dout, ldo, weight, IC,
-                accumulate_dinp ? 1.0f : 0.0f, dinp, IC);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, IC, OC, 1.0f, dout, ldo, weight, IC, 0.0f, dinp, IC);
   // dweight (OC, IC) += dout^T (OC, N) * inp (N, IC)
   cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, IC, N, 1.0f, dout, ldo, inp, IC, 1.0f, dweight, IC);
   if (dbias)

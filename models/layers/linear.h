@@ -9,10 +9,10 @@ namespace zt::models::cpu {
 void linear_forward(float* out, const float* inp, const float* weight, const float* bias, int N, int IC, int OC,
                     int ldo);
 // dout (N, OC) with row stride ldo -> dinp (N, IC), dweight (OC, IC), dbias (OC).
-// dweight and dbias accumulate (+=); dinp is overwritten, or accumulated when accumulate_dinp.
+// dweight and dbias accumulate (+=); dinp is overwritten.
 // dinp may be null when the input needs no gradient; dbias null when there is no bias.
 void linear_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
-                     const float* weight, int N, int IC, int OC, int ldo, bool accumulate_dinp);
+                     const float* weight, int N, int IC, int OC, int ldo);
 
 // Sets the number of threads of this process's CPU compute: OpenBLAS's (the element-wise kernels
 // run on the calling thread, vectorised). Each rank of a CPU run should use its share of the cores so that ranks do not

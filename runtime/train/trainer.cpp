@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -13,6 +14,7 @@
 #include "models/gpt2.h"
 #include "models/mlp.h"
 #include "core/cpu_kernel_choice.h"
+#include "core/device_ops.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/safe_file.h"
@@ -164,7 +166,17 @@ nlohmann::json Trainer::memory_fields() const {
     fields[fmt::format("mem_{}", mem_category_name(category))] = tracker.stats(memory_space(), category).current;
   }
   fields["mem_peak"] = tracker.total(memory_space()).peak;
+  if (ctx_->device().is_cuda()) fields["mem_outside"] = device_memory_outside();
   return fields;
+}
+
+std::int64_t Trainer::device_memory_outside() const {
+  // What nvidia-smi shows in use minus what zerotrain allocated itself: the CUDA context, NCCL's
+  // and cuBLAS's workspaces (and any other process on the GPU).
+  const Device device = ctx_->device();
+  const DeviceMemoryInfo info = device_ops(device).memory_info(device);
+  const std::int64_t ours = MemoryTracker::process().total(MemoryTracker::Space::device).current;
+  return std::max<std::int64_t>(0, info.total - info.free - ours);
 }
 
 void Trainer::report(std::int64_t step, const StepStats& stats, double lr) {
@@ -226,8 +238,11 @@ TrainSummary Trainer::run() {
     StepStats stats = step(s);
     report(s, stats, schedule_.at(s));
     if (s == first_step_)
-      log::progress("memory after the first step (current, peak): {}",
-                    MemoryTracker::process().report(memory_space()));
+      log::progress("memory after the first step (current, peak): {}{}",
+                    MemoryTracker::process().report(memory_space()),
+                    ctx_->device().is_cuda() ? fmt::format("; outside zerotrain (CUDA context, NCCL, cuBLAS): {}",
+                                                           format_bytes(device_memory_outside()))
+                                             : "");
     summary.final_loss = stats.loss;
     ++summary.steps;
     const bool eval_now = val_batches_ && config_.train.eval_interval > 0 &&

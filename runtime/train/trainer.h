@@ -46,6 +46,8 @@ class Trainer {
   double validate();
   void report(std::int64_t step, const StepStats& stats, double lr);
   nlohmann::json memory_fields() const;
+  // Device memory in use that zerotrain did not allocate (GPU only; cudaMemGetInfo).
+  std::int64_t device_memory_outside() const;
   // Model FLOPs per second over the sgemm ceiling of all ranks (CPU runs; see train.cpu_peak_gflops).
   double mfu(double step_ms) const;
   // Checkpoints (trainer_checkpoint.cpp): resume per checkpoint.resume or initialise from the

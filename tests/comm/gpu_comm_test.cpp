@@ -91,7 +91,9 @@ TEST(NcclSetup, AutoPicksNcclWithAGpuPerRankAndStagedMpiOtherwise) {
 }
 
 // The engine's pattern on a GPU: the compute stream produces, the comm stream reduces after it,
-// the compute stream consumes after the Work, and the host only waits at the end.
+// the compute stream consumes after the Work, and the host only waits at the end. Out of place,
+// so that even on one rank (where a sum is the identity) a reduction that ran before the
+// producer's copy, or a consumer that read before the reduction, leaves zeros behind.
 void check_cuda_streams(Communicator& comm) {
   const Device device = comm.device();
   const int n = comm.world_size();
@@ -101,10 +103,11 @@ void check_cuda_streams(Communicator& comm) {
   Buffer host_out = Buffer::host(DType::f32, kSize, MemCategory::workspace, Buffer::HostMemory::pinned);
   for (std::size_t i = 0; i < kSize; ++i) host_in.data_as<float>()[i] = static_cast<float>(1 + i % 7);
   Buffer grads(device, DType::f32, kSize, MemCategory::grads);
+  Buffer reduced(device, DType::f32, kSize, MemCategory::buckets);
   copy_async(grads.view(), host_in.view(), compute);
-  Work work = comm.all_reduce(grads.view(), ReduceOp::sum, compute);
+  Work work = comm.all_reduce(grads.view(), reduced.view(), ReduceOp::sum, compute);
   work.wait(compute);
-  copy_async(host_out.view(), grads.view(), compute);
+  copy_async(host_out.view(), reduced.view(), compute);
   compute.synchronize();
   EXPECT_TRUE(work.is_completed());
   std::vector<float> got(host_out.data_as<float>(), host_out.data_as<float>() + kSize);

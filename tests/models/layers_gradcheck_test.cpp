@@ -60,7 +60,7 @@ TEST(LayerGradcheck, LinearWithBiasAndPaddedOutput) {
   };
   objective();
   std::vector<float> dinp(N * IC, 7.0f), dw(OC * IC), db(OC);  // dinp is overwritten
-  cpu::linear_backward(dinp.data(), dw.data(), db.data(), r.data(), inp.data(), w.data(), N, IC, OC, ldo, false);
+  cpu::linear_backward(dinp.data(), dw.data(), db.data(), r.data(), inp.data(), w.data(), N, IC, OC, ldo);
   expect_gradient("inp", inp, dinp, objective);
   expect_gradient("weight", w, dw, objective);
   expect_gradient("bias", b, db, objective);
