@@ -19,7 +19,7 @@ std::chrono::milliseconds poll_interval(std::chrono::milliseconds timeout) {
 }  // namespace
 
 Watchdog::Watchdog(std::chrono::milliseconds timeout, TimeoutHandler handler)
-    : timeout_(timeout), handler_(std::move(handler)), thread_([this] { loop(); }) {}
+    : timeout_(std::min(timeout, kMaxCommTimeout)), handler_(std::move(handler)), thread_([this] { loop(); }) {}
 
 Watchdog::~Watchdog() {
   {

@@ -2,14 +2,20 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <string_view>
 
+#include "comm/comm_options.h"
 #include "comm/make_communicator.h"
 #include "models/compute_context.h"
 #include "models/gpt2.h"
 #include "models/mlp.h"
+#include "runtime/core/error.h"
 #include "runtime/core/log.h"
 #include "runtime/train/job_settings.h"
 
@@ -25,6 +31,20 @@ std::string format_duration(double seconds) {
   return fmt::format("{}s", s);
 }
 
+// ZT_TEST_NAN_LR_AT_STEP=<step>: a test hook that makes a run non-finite at a known step on every
+// CPU (a real divergence depends on BLAS rounding). Unset in production; announced when set.
+std::int64_t nan_lr_step_from_environment() {
+  const char* value = std::getenv("ZT_TEST_NAN_LR_AT_STEP");
+  if (value == nullptr) return 0;
+  std::int64_t step = 0;
+  const std::string_view text(value);
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), step);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size() || step < 1)
+    throw UserError(fmt::format("ZT_TEST_NAN_LR_AT_STEP='{}': expected a step number >= 1", text));
+  log::warn("test hook ZT_TEST_NAN_LR_AT_STEP={}: the update of step {} uses a NaN learning rate", step, step);
+  return step;
+}
+
 std::string format_rate(double tokens_per_s) {
   if (tokens_per_s >= 1e6) return fmt::format("{:.2f}M", tokens_per_s / 1e6);
   if (tokens_per_s >= 1e3) return fmt::format("{:.1f}k", tokens_per_s / 1e3);
@@ -38,6 +58,7 @@ Trainer::Trainer(const Config& config) : config_(config), schedule_(lr_schedule(
   log::set_progress_on_all_ranks(config.logging.all_ranks);
   LaunchInfo launch = query_launch_info(MPI_COMM_WORLD);
   log::set_rank(launch.rank);
+  nan_lr_step_ = nan_lr_step_from_environment();
   // Ranks that disagree on the config or the data stop here, all of them, before the first collective.
   guard_ = std::make_unique<RunGuard>(config, MPI_COMM_WORLD);
   const Device device = resolve_device(config, launch.local_rank);
@@ -45,7 +66,7 @@ Trainer::Trainer(const Config& config) : config_(config), schedule_(lr_schedule(
 
   CommOptions comm_options;
   comm_options.backend = comm_backend(config);
-  comm_options.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(config.comm.timeout_s * 1000.0));
+  comm_options.timeout = comm_timeout_from_seconds(config.comm.timeout_s);
   comm_options.debug_check = config.comm.debug_check;
   comm_ = make_communicator(comm_options, device);
 
@@ -95,7 +116,8 @@ Trainer::Trainer(const Config& config) : config_(config), schedule_(lr_schedule(
 Trainer::~Trainer() = default;
 
 StepStats Trainer::step(std::int64_t step) {
-  return engine_->train_step([&](models::Activations& acts, int) { train_batches_->next(acts); }, schedule_.at(step),
+  const double lr = step == nan_lr_step_ ? std::numeric_limits<double>::quiet_NaN() : schedule_.at(step);
+  return engine_->train_step([&](models::Activations& acts, int) { train_batches_->next(acts); }, lr,
                              guard_->local_stop_signal());
 }
 

@@ -65,6 +65,10 @@ class Trainer {
   int micro_batch_ = 0;
   int seq_len_ = 0;
   std::int64_t first_step_ = 1;
+  // Test hook ZT_TEST_NAN_LR_AT_STEP (docs/checkpoints.md): the step whose update uses a NaN
+  // learning rate, which makes every parameter NaN, so that every later step has a non-finite loss
+  // and gradients on any CPU; 0 = none.
+  std::int64_t nan_lr_step_ = 0;
   std::filesystem::path checkpoint_root_;  // checkpoint.dir resolved
   std::chrono::steady_clock::time_point started_;
   double tokens_per_step_ = 0.0;

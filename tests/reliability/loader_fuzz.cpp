@@ -239,6 +239,18 @@ void fuzz_manifests(Tally& tally) {
       check(fmt::format("manifest with {} = {}", pointer, value.dump()), changed.dump());
     }
   }
+  // Integers a resume would overflow on (step + 1, chunk x ranks, offset + size) or that name the
+  // loader's "nothing prepared" epoch: every integer of the manifest set to INT64_MAX is refused.
+  for (const std::string& pointer : pointers) {
+    const nlohmann::json::json_pointer where(pointer);
+    if (!good[where].is_number_integer()) continue;
+    nlohmann::json changed = good;
+    changed[where] = INT64_MAX;
+    const std::string name = fmt::format("manifest with {} = INT64_MAX", pointer);
+    const int loaded_before = tally.loaded;
+    check(name, changed.dump());
+    if (tally.loaded != loaded_before) tally.failures.push_back(name + ": accepted, but no run can reach it");
+  }
   const std::string text = good.dump(2);
   for (std::size_t cut = 0; cut < text.size(); cut += 5) check(fmt::format("manifest cut at {}", cut), text.substr(0, cut));
   std::mt19937_64 rng(7);
