@@ -19,6 +19,10 @@ void* allocate(Device device, std::size_t) {
 void free(Device, void*) noexcept {}
 void* allocate_pinned_host(std::size_t) { throw std::logic_error("pinned host memory needs the CUDA backend"); }
 void free_pinned_host(void*) noexcept {}
+std::size_t free_bytes(Device device) {
+  require_available(device);
+  throw std::logic_error("unreachable: CUDA memory query in a build without CUDA");
+}
 }  // namespace device_memory
 
 }  // namespace zt

@@ -43,6 +43,9 @@ class RunGuard {
   // `dir`, every rank stops now (JobStopped, exit 1) instead of at the first save; rank 0 warns
   // when a checkpoint of about `checkpoint_bytes` does not fit in the free space.
   void check_checkpoint_dir(const std::filesystem::path& dir, std::uint64_t checkpoint_bytes);
+  // Collective. If the planned memory does not fit on any rank (`problem`, from
+  // rank_memory_problem), every rank stops now (JobStopped, exit 1), before allocating it.
+  void check_memory(const std::optional<std::string>& problem);
 
   // The stop signal this rank received (0: none), for the engine's step all-reduce, which tells
   // every rank of any rank's signal (StepStats::stop_signal).

@@ -18,6 +18,8 @@
 #include "runtime/core/error.h"
 #include "runtime/core/log.h"
 #include "runtime/train/job_settings.h"
+#include "runtime/train/memory_check.h"
+#include "zero/memory_plan.h"
 
 namespace zt {
 namespace {
@@ -74,6 +76,10 @@ Trainer::Trainer(const Config& config) : config_(config), schedule_(lr_schedule(
   ctx_ = device.is_cpu() ? models::ComputeContext::cpu(1) : models::ComputeContext::cuda(device.index, config.precision.dtype);
   micro_batch_ = static_cast<int>(config.train.train_micro_batch_size_per_gpu);
   seq_len_ = config.model.type == ModelType::mlp ? 1 : static_cast<int>(effective_seq_len(config));
+  // Before the engine allocates: a model too big for the machine stops here with both numbers.
+  guard_->check_memory(rank_memory_problem(
+      plan_memory(*model_, zero_options(config), comm_->world_size(), micro_batch_, seq_len_, device), device,
+      launch.local_size));
   engine_ = std::make_unique<ZeroEngine>(*model_, *ctx_, *comm_, zero_options(config), micro_batch_, seq_len_);
 
   const auto seed = static_cast<std::uint64_t>(config.train.seed);

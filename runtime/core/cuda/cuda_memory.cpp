@@ -22,6 +22,13 @@ void free(Device device, void* pointer) noexcept {
     log::error("cudaFree failed on {}: {}", device.str(), cudaGetErrorString(cudaGetLastError()));
 }
 
+std::size_t free_bytes(Device device) {
+  activate(device);
+  std::size_t free = 0, total = 0;
+  ZT_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  return free;
+}
+
 void* allocate_pinned_host(std::size_t bytes) {
   void* pointer = nullptr;
   ZT_CUDA_CHECK(cudaHostAlloc(&pointer, bytes, cudaHostAllocPortable));
