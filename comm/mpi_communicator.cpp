@@ -61,7 +61,8 @@ MpiCommunicator::MpiCommunicator(MPI_Comm parent, Device device, CommOptions opt
       cuda_aware_(device.is_cuda() && mpi_is_cuda_aware()),
       on_timeout_(on_timeout),
       comm_(MpiComm::duplicate(parent)),
-      watchdog_(this->options().timeout, std::move(on_timeout)),
+      watchdog_(this->options().timeout, std::move(on_timeout),
+                {this->options().flight_record_dir, this->options().name, rank(), world_size()}),
       staging_(staging_memory(device)),
       scratch_(Buffer::HostMemory::pageable),
       stream_(CpuStream::Mode::worker_thread, "comm:" + this->options().name) {

@@ -60,6 +60,11 @@ Trainer::Trainer(const Config& config) : config_(config), schedule_(lr_schedule(
   log::set_progress_on_all_ranks(config.logging.all_ranks);
   LaunchInfo launch = query_launch_info(MPI_COMM_WORLD);
   log::set_rank(launch.rank);
+  // Flight records of an earlier run in this run_dir would confuse a timeout's report: rank 0
+  // removes them before the ranks' first collective (the agreement check), after which they write.
+  const std::filesystem::path flight_records = std::filesystem::path(config.logging.run_dir) / "flight_record";
+  std::error_code ignored;
+  if (launch.rank == 0) std::filesystem::remove_all(flight_records, ignored);
   nan_lr_step_ = nan_lr_step_from_environment();
   // Ranks that disagree on the config or the data stop here, all of them, before the first collective.
   guard_ = std::make_unique<RunGuard>(config, MPI_COMM_WORLD);
@@ -70,6 +75,9 @@ Trainer::Trainer(const Config& config) : config_(config), schedule_(lr_schedule(
   comm_options.backend = comm_backend(config);
   comm_options.timeout = comm_timeout_from_seconds(config.comm.timeout_s);
   comm_options.debug_check = config.comm.debug_check;
+  // A failure here only means timeouts cannot name the missing ranks: the watchdog warns once.
+  std::filesystem::create_directories(flight_records, ignored);
+  comm_options.flight_record_dir = flight_records.string();
   comm_ = make_communicator(comm_options, device);
 
   model_ = build_model(config.model);
