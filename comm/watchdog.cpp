@@ -5,8 +5,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -45,9 +45,10 @@ void Watchdog::track(std::shared_ptr<detail::WorkState> work) {
 
 void Watchdog::publish_record(std::chrono::steady_clock::time_point now) {
   if (record_files_.dir.empty()) return;
-  const std::string entries = describe_entries(recorder_.entries());
-  if (entries == published_ && now - published_at_ < std::chrono::seconds(1)) return;
-  const FlightRecord record{record_files_.rank, unix_ms_now(), recorder_.entries()};
+  std::vector<FlightEntry> entries = recorder_.entries();
+  std::string summary = describe_entries(entries);
+  if (summary == published_ && now - published_at_ < std::chrono::seconds(1)) return;
+  const FlightRecord record{record_files_.rank, unix_ms_now(), std::move(entries)};
   const std::filesystem::path file = flight_record_file(record_files_.dir, record_files_.comm_name, record_files_.rank);
   const std::filesystem::path temporary = file.string() + ".tmp";
   // Written aside and renamed, so that a reader never sees half a record.
@@ -64,7 +65,7 @@ void Watchdog::publish_record(std::chrono::steady_clock::time_point now) {
     record_files_.dir.clear();  // once is enough
     return;
   }
-  published_ = entries;
+  published_ = std::move(summary);
   published_at_ = now;
 }
 

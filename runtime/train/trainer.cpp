@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -27,7 +28,11 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 std::string format_duration(double seconds) {
-  auto s = static_cast<long>(std::lround(seconds));
+  // An ETA of 10^12 steps is a valid config; beyond about 30 years the number says nothing more,
+  // and a double out of the range of `long` must not reach lround.
+  constexpr double kLongest = 1e9;
+  if (!(seconds < kLongest)) return std::isnan(seconds) ? "?" : "> 30 years";
+  auto s = static_cast<long>(std::lround(std::max(seconds, 0.0)));
   if (s >= 3600) return fmt::format("{}h{:02}m", s / 3600, (s % 3600) / 60);
   if (s >= 60) return fmt::format("{}m{:02}s", s / 60, s % 60);
   return fmt::format("{}s", s);
