@@ -65,6 +65,14 @@ std::string describe_entries(const std::vector<FlightEntry>& entries);
 std::string describe_peers(std::uint64_t timed_out_sequence, std::string_view timed_out_what, int my_rank,
                            const std::vector<std::optional<FlightRecord>>& records, std::int64_t now_ms);
 
+// Where the ranks of one communicator publish their flight records; no dir: not published.
+struct FlightRecordFiles {
+  std::filesystem::path dir;
+  std::string comm_name;
+  int rank = 0;
+  int world_size = 1;
+};
+
 // Where rank `rank` of communicator `comm_name` keeps its record under `dir`.
 std::filesystem::path flight_record_file(const std::filesystem::path& dir, std::string_view comm_name, int rank);
 

@@ -22,7 +22,7 @@ std::chrono::milliseconds poll_interval(std::chrono::milliseconds timeout) {
 }
 }  // namespace
 
-Watchdog::Watchdog(std::chrono::milliseconds timeout, TimeoutHandler handler, RecordFiles record_files)
+Watchdog::Watchdog(std::chrono::milliseconds timeout, TimeoutHandler handler, FlightRecordFiles record_files)
     : timeout_(std::min(timeout, kMaxCommTimeout)),
       handler_(std::move(handler)),
       record_files_(std::move(record_files)),

@@ -30,16 +30,8 @@ class Watchdog {
   // Called on the watchdog thread with the error line, once per overdue collective.
   using TimeoutHandler = std::function<void(const std::string& message)>;
 
-  // Where the ranks of one communicator publish their flight records; no dir: not published.
-  struct RecordFiles {
-    std::filesystem::path dir;
-    std::string comm_name;
-    int rank = 0;
-    int world_size = 1;
-  };
-
   explicit Watchdog(std::chrono::milliseconds timeout, TimeoutHandler handler = log_and_exit,
-                    RecordFiles record_files = {});
+                    FlightRecordFiles record_files = {});
   ~Watchdog();
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
@@ -67,7 +59,7 @@ class Watchdog {
   bool stopping_ = false;
   std::vector<std::shared_ptr<detail::WorkState>> pending_;
   FlightRecorder recorder_;
-  RecordFiles record_files_;  // dir cleared after a failed write: the watchdog thread alone uses it
+  FlightRecordFiles record_files_;  // dir cleared after a failed write: the watchdog thread alone uses it
   std::string published_;  // the entries last written, to rewrite only on change or as a heartbeat
   std::chrono::steady_clock::time_point published_at_{};
   std::thread thread_;
