@@ -136,7 +136,7 @@ std::string describe_peers(std::uint64_t timed_out_sequence, std::string_view ti
                                   ? std::string("no collective yet")
                                   : fmt::format("{} {}", record->entries.back().what,
                                                 flight_state_name(record->entries.back().state));
-    details.push_back(fmt::format("rank {} never reached it; its last collective: {}{}", r, last, stale));
+    details.push_back(fmt::format("rank {} never reached it; its last recorded collective: {}{}", r, last, stale));
   }
   std::string text = missing_ranks.empty()
                          ? fmt::format("every rank with a record reached {}", timed_out_what)

@@ -1,8 +1,8 @@
 // What a rank's training data is: the files a glob names, their sizes and the CRC32 of their whole
 // content. Two ranks whose fingerprints agree read the same bytes with near certainty for any
 // realistic mistake (another copy of the data, a file re-prepared with another tokenizer, a
-// truncated copy, a byte changed anywhere), at the cost of reading every file once at start-up
-// (zlib's CRC32 runs at memory speed on a warm page cache: bench/results/reliability.md).
+// truncated copy, a byte changed anywhere), at the cost of reading and hashing every file once at
+// start-up on every rank (measured by bench/fingerprint_startup.sh: bench/results/reliability.md).
 #pragma once
 
 #include <cstdint>

@@ -31,8 +31,8 @@ TEST(FlightRecorder, NamesTheRanksThatNeverReachedTheCollective) {
   };
   EXPECT_EQ(describe_peers(7, "all_reduce(sum) #7: 10 x f32 (40 B)", 0, records, now),
             "rank(s) that never reached all_reduce(sum) #7: 10 x f32 (40 B): 1, 3; "
-            "rank 1 never reached it; its last collective: all_reduce(sum) #6: 10 x f32 (40 B) completed; "
-            "rank 3 never reached it; its last collective: all_reduce(sum) #7: 10 x f32 (40 B) issued, and its record "
+            "rank 1 never reached it; its last recorded collective: all_reduce(sum) #6: 10 x f32 (40 B) completed; "
+            "rank 3 never reached it; its last recorded collective: all_reduce(sum) #7: 10 x f32 (40 B) issued, and its record "
             "was last written 9.0 s ago: the process stopped running then; "
             "rank 4 left no flight record");
 }
