@@ -1,8 +1,9 @@
 // Feeds the config loader, the token-shard reader, the token loader and the checkpoint manifest
 // reader thousands of malformed inputs and checks that each one ends in a zt::UserError (the CLI turns it into one message and
-// exit status 1) or loads, never in another exception, a crash or undefined behaviour. The build
-// compiles the loaders' sources into this binary with AddressSanitizer and UBSan
-// (-fno-sanitize-recover=all), so memory errors and UB abort the test instead of passing silently.
+// exit status 1) or loads, never in another exception, a crash or undefined behaviour. In a build
+// with ZT_SANITIZE=address,undefined (CI's build-sanitize/, scripts/test.sh) the loaders run under
+// AddressSanitizer and UBSan (-fno-sanitize-recover=all), so memory errors and UB abort the test
+// instead of passing silently.
 //
 // The inputs are systematic rather than random where the format allows (every key with every wrong
 // type, a shard truncated at every offset, every bit of the header flipped), plus seeded random
