@@ -30,7 +30,7 @@ struct CommOptions {
   // A directory all ranks can read (the run directory) where each rank's watchdog publishes its
   // flight record (flight_recorder.h), so that a timeout names the ranks that never reached the
   // collective; empty: records stay in memory and a timeout lists this rank's only.
-  std::string flight_record_dir;
+  std::string flight_record_dir{};
 };
 
 // The longest timeout honoured (about 31 years): the watchdog compares it with steady_clock

@@ -67,8 +67,8 @@ std::string describe_peers(std::uint64_t timed_out_sequence, std::string_view ti
 
 // Where the ranks of one communicator publish their flight records; no dir: not published.
 struct FlightRecordFiles {
-  std::filesystem::path dir;
-  std::string comm_name;
+  std::filesystem::path dir{};
+  std::string comm_name{};
   int rank = 0;
   int world_size = 1;
 };
