@@ -27,7 +27,20 @@ struct CommOptions {
   bool debug_check = false;
   // Name used in log lines and errors ("world", "dp", ...).
   std::string name = "world";
+  // A directory all ranks can read (the run directory) where each rank's watchdog publishes its
+  // flight record (flight_recorder.h), so that a timeout names the ranks that never reached the
+  // collective; empty: records stay in memory and a timeout lists this rank's only.
+  std::string flight_record_dir{};
 };
+
+// The longest timeout honoured (about 31 years): the watchdog compares it with steady_clock
+// durations in int64 nanoseconds, which overflow beyond about 292 years.
+inline constexpr std::chrono::milliseconds kMaxCommTimeout{1'000'000'000'000};
+
+// `seconds` (a config or command-line value) as a timeout, saturated to [1 ms, kMaxCommTimeout]:
+// converting a double beyond the range of the integer type is undefined, and a huge value that
+// wrapped around would fail a healthy job at its first collective. NaN gives 1 ms.
+std::chrono::milliseconds comm_timeout_from_seconds(double seconds);
 
 // Exit status of a process ended by the comm watchdog.
 inline constexpr int kCommTimeoutExitCode = 3;

@@ -68,7 +68,9 @@ MpiCommunicator::MpiCommunicator(MPI_Comm parent, Device device, CommOptions opt
       cuda_aware_(device.is_cuda() && mpi_is_cuda_aware()),
       on_timeout_(on_timeout),
       comm_(MpiComm::duplicate(parent)),
-      watchdog_(this->options().timeout, std::move(on_timeout), device_setup(device)),
+      watchdog_(this->options().timeout, std::move(on_timeout),
+                {this->options().flight_record_dir, this->options().name, rank(), world_size()},
+                device_setup(device)),
       staging_(staging_memory(device)),
       scratch_(Buffer::HostMemory::pageable),
       stream_(CpuStream::Mode::worker_thread, "comm:" + this->options().name, device_setup(device)) {

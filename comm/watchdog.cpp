@@ -1,10 +1,14 @@
 #include "comm/watchdog.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "comm/comm_options.h"
 #include "core/log.h"
@@ -18,8 +22,12 @@ std::chrono::milliseconds poll_interval(std::chrono::milliseconds timeout) {
 }
 }  // namespace
 
-Watchdog::Watchdog(std::chrono::milliseconds timeout, TimeoutHandler handler, std::function<void()> thread_setup)
-    : timeout_(timeout), handler_(std::move(handler)), thread_([this, setup = std::move(thread_setup)] {
+Watchdog::Watchdog(std::chrono::milliseconds timeout, TimeoutHandler handler, FlightRecordFiles record_files,
+                   std::function<void()> thread_setup)
+    : timeout_(std::min(timeout, kMaxCommTimeout)),
+      handler_(std::move(handler)),
+      record_files_(std::move(record_files)),
+      thread_([this, setup = std::move(thread_setup)] {
         if (setup) setup();
         loop();
       }) {}
@@ -39,8 +47,52 @@ Watchdog::~Watchdog() {
 }
 
 void Watchdog::track(std::shared_ptr<detail::WorkState> work) {
+  recorder_.record(work);
   std::lock_guard lock(mutex_);
   pending_.push_back(std::move(work));
+}
+
+void Watchdog::publish_record(std::chrono::steady_clock::time_point now) {
+  if (record_files_.dir.empty()) return;
+  std::vector<FlightEntry> entries = recorder_.entries();
+  std::string summary = describe_entries(entries);
+  if (summary == published_ && now - published_at_ < std::chrono::seconds(1)) return;
+  const FlightRecord record{record_files_.rank, unix_ms_now(), std::move(entries)};
+  const std::filesystem::path file = flight_record_file(record_files_.dir, record_files_.comm_name, record_files_.rank);
+  const std::filesystem::path temporary = file.string() + ".tmp";
+  // Written aside and renamed, so that a reader never sees half a record.
+  // O_NOFOLLOW: a planted symlink must not redirect the write.
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+  const std::string text = flight_record_text(record);
+  bool ok = fd >= 0 && ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  if (fd >= 0) ok = ::close(fd) == 0 && ok;
+  std::error_code error;
+  if (ok) std::filesystem::rename(temporary, file, error);
+  if (!ok || error) {
+    log::warn("comm: cannot write the flight record {} ({}); timeouts will not say what the other ranks did",
+              file.string(), error ? error.message() : std::strerror(errno));
+    record_files_.dir.clear();  // once is enough
+    return;
+  }
+  published_ = std::move(summary);
+  published_at_ = now;
+}
+
+std::string Watchdog::flight_report(const detail::WorkState& work) {
+  std::string report = fmt::format("; this rank's last collectives on '{}': {}", work.comm_name,
+                                    describe_entries(recorder_.entries()));
+  if (record_files_.dir.empty()) return report;
+  std::vector<std::optional<FlightRecord>> records(static_cast<std::size_t>(record_files_.world_size));
+  for (int r = 0; r < record_files_.world_size; ++r) {
+    std::FILE* in = std::fopen(flight_record_file(record_files_.dir, record_files_.comm_name, r).c_str(), "r");
+    if (in == nullptr) continue;
+    std::string text(64 * 1024, '\0');
+    text.resize(std::fread(text.data(), 1, text.size(), in));
+    std::fclose(in);
+    records[static_cast<std::size_t>(r)] = parse_flight_record(text);
+  }
+  return report + "; " + describe_peers(work.desc.sequence, work.desc.str(), record_files_.rank, records, unix_ms_now()) +
+         fmt::format(" (flight records in {})", record_files_.dir.string());
 }
 
 std::string Watchdog::timeout_message(const detail::WorkState& work, std::chrono::milliseconds elapsed,
@@ -63,7 +115,13 @@ void Watchdog::loop() {
   std::unique_lock lock(mutex_);
   while (!stopping_) {
     wake_.wait_for(lock, interval, [&] { return stopping_; });
-    if (stopping_) return;
+    if (stopping_) {
+      // The record as the communicator ends: what a peer that still waits on it will read.
+      lock.unlock();
+      published_.clear();
+      publish_record(std::chrono::steady_clock::now());
+      return;
+    }
     std::vector<std::shared_ptr<detail::WorkState>> overdue;
     auto now = std::chrono::steady_clock::now();
     std::erase_if(pending_, [&](const std::shared_ptr<detail::WorkState>& work) {
@@ -86,9 +144,10 @@ void Watchdog::loop() {
     // The handler may block or exit; never call it with the lock held.
     lock.unlock();
     if (!unhealthy.empty()) handler_(unhealthy);
+    publish_record(now);
     for (const auto& work : overdue) {
       auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(now - work->started_at());
-      handler_(timeout_message(*work, elapsed, timeout_));
+      handler_(timeout_message(*work, elapsed, timeout_) + flight_report(*work));
     }
     lock.lock();
   }

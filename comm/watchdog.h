@@ -5,6 +5,10 @@
 // timeout, logs one line saying which collective, on which rank, for how long and what usually
 // causes it, and ends the process with kCommTimeoutExitCode. The launcher (mpirun, srun) then
 // takes the job down; peers that are stuck in the same collective time out on their own.
+//
+// The watchdog also keeps the communicator's flight recorder (flight_recorder.h): its timeout line
+// lists this rank's last collectives and, when the ranks publish their records into a shared
+// directory, which ranks never reached the collective and what they did last.
 #pragma once
 
 #include <chrono>
@@ -16,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "comm/flight_recorder.h"
 #include "comm/work.h"
 
 namespace zt {
@@ -28,7 +33,7 @@ class Watchdog {
   // thread_setup runs first on the watchdog's thread: a GPU communicator makes its device current
   // there, or the thread's first CUDA call would create a context on GPU 0.
   explicit Watchdog(std::chrono::milliseconds timeout, TimeoutHandler handler = log_and_exit,
-                    std::function<void()> thread_setup = {});
+                    FlightRecordFiles record_files = {}, std::function<void()> thread_setup = {});
   ~Watchdog();
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
@@ -47,6 +52,10 @@ class Watchdog {
 
  private:
   void loop();
+  // Rewrites this rank's record file when the record changed or a second passed (a heartbeat).
+  void publish_record(std::chrono::steady_clock::time_point now);
+  // This rank's last collectives and, with record files, what the other ranks were doing.
+  std::string flight_report(const detail::WorkState& work);
 
   const std::chrono::milliseconds timeout_;
   const TimeoutHandler handler_;
@@ -56,6 +65,10 @@ class Watchdog {
   std::vector<std::shared_ptr<detail::WorkState>> pending_;
   std::function<std::string()> health_check_;
   bool unhealthy_reported_ = false;
+  FlightRecorder recorder_;
+  FlightRecordFiles record_files_;  // dir cleared after a failed write: the watchdog thread alone uses it
+  std::string published_;  // the entries last written, to rewrite only on change or as a heartbeat
+  std::chrono::steady_clock::time_point published_at_{};
   std::thread thread_;
 };
 

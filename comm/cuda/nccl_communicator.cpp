@@ -74,7 +74,9 @@ NcclCommunicator::NcclCommunicator(MPI_Comm parent, Device device, CommOptions o
       device_(device),
       on_timeout_(on_timeout),
       mpi_(MpiComm::duplicate(parent)),
-      watchdog_(this->options().timeout, std::move(on_timeout), [device] { activate(device); }),
+      watchdog_(this->options().timeout, std::move(on_timeout),
+                {this->options().flight_record_dir, this->options().name, rank(), world_size()},
+                [device] { activate(device); }),
       stream_(device.index, CudaStream::Priority::high),
       barrier_scratch_(device, DType::f32, 1, MemCategory::comm_staging) {
   // Every rank learns about a collision, so all of them refuse instead of some hanging in NCCL init.

@@ -37,11 +37,19 @@ Int integer_at(const nlohmann::json& object, const char* key, Int min = std::num
   return value.get<Int>();
 }
 
+// Bounds of manifest integers: a crafted manifest must not make the resume overflow (step + 1,
+// chunk x ranks, offset + size). Steps match train.steps' largest value; element counts and
+// byte sizes stay far below 2^63 (2^40 elements of fp32 are 4 TiB per shard file).
+constexpr std::int64_t kMaxSteps = 1'000'000'000'000;
+constexpr std::size_t kMaxElements = std::size_t{1} << 40;
+constexpr std::uint64_t kMaxFileBytes = std::uint64_t{1} << 46;
+constexpr int kMaxRanks = 1 << 20;
+
 }  // namespace
 
 ShardFileEntry shard_file_from_json(const nlohmann::json& json) {
-  return {json.at("name").get<std::string>(), integer_at<int>(json, "rank", 0), json.at("kind").get<std::string>(),
-          integer_at<std::uint64_t>(json, "bytes"), integer_at<std::uint32_t>(json, "crc32")};
+  return {json.at("name").get<std::string>(), integer_at<int>(json, "rank", 0, kMaxRanks - 1), json.at("kind").get<std::string>(),
+          integer_at<std::uint64_t>(json, "bytes", 0, kMaxFileBytes), integer_at<std::uint32_t>(json, "crc32")};
 }
 
 nlohmann::ordered_json manifest_to_json(const Manifest& m) {
@@ -80,26 +88,31 @@ Manifest manifest_from_json(const nlohmann::json& json, const std::filesystem::p
     if (m.format_version != kFormatVersion)
       throw UserError(fmt::format("{}: unsupported checkpoint format version {} (this zerotrain reads version {})",
                                   source.string(), m.format_version, kFormatVersion));
-    m.step = integer_at<std::int64_t>(json, "step", 0);
+    m.step = integer_at<std::int64_t>(json, "step", 0, kMaxSteps);
     // Absent in checkpoints written before run ids: one anonymous run, ordered by step.
     if (json.contains("run_id")) m.run_id = json.at("run_id").get<std::string>();
-    if (json.contains("save_index")) m.save_index = integer_at<std::int64_t>(json, "save_index", 0);
-    m.optimizer_steps = integer_at<std::int64_t>(json, "optimizer_steps", 0);
-    m.world_size = integer_at<int>(json, "world_size", 1);
+    if (json.contains("save_index")) m.save_index = integer_at<std::int64_t>(json, "save_index", 0, kMaxSteps);
+    m.optimizer_steps = integer_at<std::int64_t>(json, "optimizer_steps", 0, m.step);
+    m.world_size = integer_at<int>(json, "world_size", 1, kMaxRanks);
     m.zero_stage = integer_at<int>(json, "zero_stage", 0, 3);
     const nlohmann::json& partition = json.at("partition");
-    m.shard_ranks = integer_at<int>(partition, "shard_ranks", 1);
-    m.shard_numel = integer_at<std::size_t>(partition, "shard_numel");
+    m.shard_ranks = integer_at<int>(partition, "shard_ranks", 1, m.world_size);
+    m.shard_numel = integer_at<std::size_t>(partition, "shard_numel", 0, kMaxElements);
     for (const nlohmann::json& b : partition.at("blocks"))
-      m.blocks.push_back({b.at("name").get<std::string>(), integer_at<std::size_t>(b, "numel"),
-                          integer_at<std::size_t>(b, "chunk_numel"), integer_at<std::size_t>(b, "shard_offset")});
+      m.blocks.push_back({b.at("name").get<std::string>(), integer_at<std::size_t>(b, "numel", 0, kMaxElements),
+                          integer_at<std::size_t>(b, "chunk_numel", 0, kMaxElements),
+                          integer_at<std::size_t>(b, "shard_offset", 0, kMaxElements)});
     m.loader = data::loader_position_from_json(json.at("loader"), source.string());
     const nlohmann::json& s = json.at("loss_scaler");
-    if (!s.at("scale").is_number() || !(s.at("scale").get<double>() > 0.0))
-      throw UserError(fmt::format("'scale' must be a number > 0, found {}", s.at("scale").dump()));
-    m.loss_scaler = {s.at("scale").get<double>(), integer_at<int>(s, "hysteresis_left"),
-                     integer_at<std::int64_t>(s, "iteration", 0), integer_at<std::int64_t>(s, "last_overflow_iteration", -1),
-                     integer_at<std::int64_t>(s, "skipped_steps", 0)};
+    // The scale is used as a float on the device: beyond FLT_MAX the conversion is undefined.
+    if (!s.at("scale").is_number() || !(s.at("scale").get<double>() > 0.0) ||
+        !(s.at("scale").get<double>() <= std::numeric_limits<float>::max()))
+      throw UserError(fmt::format("'scale' must be a number in (0, {}], found {}", std::numeric_limits<float>::max(),
+                                  s.at("scale").dump()));
+    m.loss_scaler = {s.at("scale").get<double>(), integer_at<int>(s, "hysteresis_left", 0),
+                     integer_at<std::int64_t>(s, "iteration", 0, kMaxSteps),
+                     integer_at<std::int64_t>(s, "last_overflow_iteration", -1, kMaxSteps),
+                     integer_at<std::int64_t>(s, "skipped_steps", 0, m.step)};
     for (const nlohmann::json& f : json.at("files")) m.files.push_back(shard_file_from_json(f));
     m.config_yaml = json.at("config_yaml").get<std::string>();
   } catch (const nlohmann::json::exception& e) {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "comm/comm_benchmark.h"
+#include "comm/comm_options.h"
 #include "comm/mpi_bootstrap.h"
 #include "runtime/cli/command.h"
 #include "core/log.h"
@@ -40,7 +41,7 @@ template <typename Parse> auto parse_option(const po::variables_map& options, co
 int run(const po::variables_map& options, std::ostream& out) {
   CommBenchmarkOptions bench;
   bench.comm.backend = parse_option(options, "backend", [](const std::string& t) { return parse_comm_backend(t); });
-  bench.comm.timeout = std::chrono::milliseconds(static_cast<long long>(options["timeout"].as<double>() * 1000));
+  bench.comm.timeout = comm_timeout_from_seconds(options["timeout"].as<double>());
   bench.comm.name = "bench";
   bench.device = parse_option(options, "device", [](const std::string& t) { return Device::parse(t); });
   bench.dtype = parse_option(options, "dtype", [](const std::string& t) { return parse_dtype(t); });
@@ -50,7 +51,7 @@ int run(const po::variables_map& options, std::ostream& out) {
   bench.iters = options["iters"].as<int>();
   bench.warmup = options["warmup"].as<int>();
   if (bench.iters < 0 || bench.warmup < 0) throw UsageError("--iters and --warmup must not be negative");
-  if (options["timeout"].as<double>() <= 0) throw UsageError("--timeout must be positive (seconds)");
+  if (!(options["timeout"].as<double>() > 0)) throw UsageError("--timeout must be positive (seconds)");
 
   MpiSession mpi(nullptr, nullptr);
   int rank = 0;

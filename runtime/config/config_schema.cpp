@@ -31,6 +31,13 @@ NumberRange greater_than(double min) { return {.min = min, .min_exclusive = true
 NumberRange between(double min, double max) { return {.min = min, .max = max}; }
 NumberRange half_open(double min, double max) { return {.min = min, .max = max, .max_exclusive = true}; }
 
+// Upper bounds of integer keys: each is what the code behind the key can honour. Sizes handed to
+// kernels and to MPI are `int`; step counters are int64 and get headroom for `step + 1` and for
+// exact use as doubles in the LR schedule (2^53).
+constexpr double kMaxIntKey = 2147483647.0;         // INT_MAX: the key ends up in an `int`
+constexpr double kMaxSteps = 1e12;                  // steps, intervals and windows counted in steps
+constexpr double kMaxBucketElements = 1099511627776.0;  // 2^40 elements: bytes stay far below 2^63
+
 // ---- Key builders, one per value type ----
 
 ConfigKey integer(std::string path, FieldAccess<std::int64_t> f, std::int64_t default_value, NumberRange range,
@@ -235,16 +242,16 @@ std::vector<ConfigKey> make_keys() {
               "tested against) instead of the vectorised ones, "
               "for checking results and measuring the difference. Slower."));
   add(integer("train.train_micro_batch_size_per_gpu", field(&Config::train, &TrainConfig::train_micro_batch_size_per_gpu),
-              4, at_least(1), "Sequences per rank in one forward/backward (DeepSpeed's name; also on CPUs)."));
+              4, between(1, 1 << 20), "Sequences per rank in one forward/backward (DeepSpeed's name; also on CPUs)."));
   add(integer("train.gradient_accumulation_steps", field(&Config::train, &TrainConfig::gradient_accumulation_steps),
-              1, at_least(1), "Micro-batches per optimizer step; gradients are reduced on the last one only."));
-  add(integer("train.steps", field(&Config::train, &TrainConfig::steps), 100, at_least(1),
+              1, between(1, 1 << 20), "Micro-batches per optimizer step; gradients are reduced on the last one only."));
+  add(integer("train.steps", field(&Config::train, &TrainConfig::steps), 100, between(1, kMaxSteps),
               "Optimizer steps to train for."));
   add(integer("train.seed", field(&Config::train, &TrainConfig::seed), 1234, at_least(0),
               "Seed of the data order and other training randomness."));
-  add(integer("train.eval_interval", field(&Config::train, &TrainConfig::eval_interval), 0, at_least(0),
+  add(integer("train.eval_interval", field(&Config::train, &TrainConfig::eval_interval), 0, between(0, kMaxSteps),
               "Evaluate on `data.val_files` every this many steps; 0 = never."));
-  add(integer("train.eval_steps", field(&Config::train, &TrainConfig::eval_steps), 10, at_least(1),
+  add(integer("train.eval_steps", field(&Config::train, &TrainConfig::eval_steps), 10, between(1, kMaxSteps),
               "Validation batches per evaluation."));
   add(number("train.gradient_clipping", field(&Config::train, &TrainConfig::gradient_clipping), 1.0, at_least(0),
              "Clip the global L2 norm of the gradients to this; 0 = no clipping."));
@@ -253,7 +260,7 @@ std::vector<ConfigKey> make_keys() {
              "A step whose loss or gradients are inf/NaN (non-finite gradients are never applied): `stop` ends the job "
              "there (exit status 4) naming the step and the last good checkpoint; `skip` warns and goes on."));
   add(integer("train.max_consecutive_nonfinite", field(&Config::train, &TrainConfig::max_consecutive_nonfinite), 10,
-              at_least(1), "`on_nonfinite: skip`: the job stops after this many non-finite steps in a row."));
+              between(1, kMaxSteps), "`on_nonfinite: skip`: the job stops after this many non-finite steps in a row."));
 
   // optimizer
   add(choice("optimizer.type", field(&Config::optimizer, &OptimizerConfig::type), OptimizerType::adamw,
@@ -278,7 +285,7 @@ std::vector<ConfigKey> make_keys() {
               {"warmup_linear", SchedulerType::warmup_linear}},
              "After the warmup: `constant` keeps `optimizer.lr`; `warmup_cosine` / `warmup_linear` decay it to "
              "`min_lr` at `train.steps` along a cosine / a straight line."));
-  add(integer("scheduler.warmup_steps", field(&Config::scheduler, &SchedulerConfig::warmup_steps), 0, at_least(0),
+  add(integer("scheduler.warmup_steps", field(&Config::scheduler, &SchedulerConfig::warmup_steps), 0, between(0, kMaxSteps),
               "Steps of linear warmup from 0 to `optimizer.lr`; 0 = none."));
   add(number("scheduler.min_lr", field(&Config::scheduler, &SchedulerConfig::min_lr), 0.0, at_least(0),
              "Learning rate at the end of the decay; at most `optimizer.lr`."));
@@ -293,8 +300,8 @@ std::vector<ConfigKey> make_keys() {
   add(integer("precision.initial_scale_power", field(&Config::precision, &PrecisionConfig::initial_scale_power), 16,
               between(0, 63), "fp16 dynamic scaling: the first scale is 2^initial_scale_power."));
   add(integer("precision.loss_scale_window", field(&Config::precision, &PrecisionConfig::loss_scale_window), 1000,
-              at_least(1), "fp16 dynamic scaling: steps without overflow before the scale doubles."));
-  add(integer("precision.hysteresis", field(&Config::precision, &PrecisionConfig::hysteresis), 2, at_least(1),
+              between(1, kMaxSteps), "fp16 dynamic scaling: steps without overflow before the scale doubles."));
+  add(integer("precision.hysteresis", field(&Config::precision, &PrecisionConfig::hysteresis), 2, between(1, kMaxIntKey),
               "fp16 dynamic scaling: overflowing steps tolerated before the scale is halved."));
   add(boolean("precision.tf32", field(&Config::precision, &PrecisionConfig::tf32), true,
               "fp32 on a GPU: matrix products may use TF32 tensor cores (fp32 range and accumulation, 10-bit "
@@ -311,20 +318,20 @@ std::vector<ConfigKey> make_keys() {
               "Reduce gradient buckets on the comm stream during backward; `false` runs the same collectives "
               "after backward, with bitwise identical results."));
   add(integer("zero_optimization.reduce_bucket_size", field(&Config::zero_optimization, &ZeroConfig::reduce_bucket_size),
-              static_cast<std::int64_t>(kDefaultReduceBucketSize), at_least(1),
+              static_cast<std::int64_t>(kDefaultReduceBucketSize), between(1, kMaxBucketElements),
               "Elements per gradient bucket; a full bucket starts its reduction. Buckets hold whole layers; a "
               "layer larger than this gets a bucket of its own. The default (25 MiB of fp32, PyTorch DDP's size) "
               "gives about one GPT-2 layer per bucket: measured, smaller buckets leave less communication exposed "
               "(DeepSpeed's 5e8 puts most models in a single bucket that cannot overlap anything; bench/README.md)."));
   add(integer("zero_optimization.stage3_prefetch_bucket_size",
               field(&Config::zero_optimization, &ZeroConfig::stage3_prefetch_bucket_size),
-              static_cast<std::int64_t>(kDefaultPrefetchBucketSize), at_least(0),
+              static_cast<std::int64_t>(kDefaultPrefetchBucketSize), between(0, kMaxBucketElements),
               "Stage 3: elements of parameters gathered ahead of their use (at least the next layer); 0 = no "
               "prefetch. The default is about two GPT-2 layers: DeepSpeed's 5e7 gathers the whole of a small "
               "model and saves no memory (bench/results/perf_memory.md)."));
   add(integer("zero_optimization.stage3_param_persistence_threshold",
               field(&Config::zero_optimization, &ZeroConfig::stage3_param_persistence_threshold),
-              static_cast<std::int64_t>(kDefaultPersistenceThreshold), at_least(0),
+              static_cast<std::int64_t>(kDefaultPersistenceThreshold), between(0, kMaxBucketElements),
               "Stage 3: parameter tensors with fewer elements stay gathered on every rank."));
   add(choice("zero_optimization.communication_data_type",
              field(&Config::zero_optimization, &ZeroConfig::communication_data_type), CommDataType::fp32,
@@ -338,9 +345,9 @@ std::vector<ConfigKey> make_keys() {
   // checkpoint
   add(text("checkpoint.dir", field(&Config::checkpoint, &CheckpointConfig::dir), "",
            "Directory of the checkpoints; empty = `<logging.run_dir>/checkpoints`."));
-  add(integer("checkpoint.interval", field(&Config::checkpoint, &CheckpointConfig::interval), 0, at_least(0),
+  add(integer("checkpoint.interval", field(&Config::checkpoint, &CheckpointConfig::interval), 0, between(0, kMaxSteps),
               "Save a checkpoint every this many steps; 0 = never."));
-  add(integer("checkpoint.keep_last", field(&Config::checkpoint, &CheckpointConfig::keep_last), 3, at_least(0),
+  add(integer("checkpoint.keep_last", field(&Config::checkpoint, &CheckpointConfig::keep_last), 3, between(0, 1 << 20),
               "Checkpoints kept on disk, older ones are deleted; 0 = keep all."));
   add(text("checkpoint.resume", field(&Config::checkpoint, &CheckpointConfig::resume), "none",
            "`none`: start from scratch; `auto`: from the latest checkpoint in `dir` if there is one; a path: "
@@ -352,7 +359,7 @@ std::vector<ConfigKey> make_keys() {
              {{"error", log::Level::error}, {"warn", log::Level::warn}, {"info", log::Level::info},
               {"debug", log::Level::debug}},
              "Least severe messages printed."));
-  add(integer("logging.log_interval", field(&Config::logging, &LoggingConfig::log_interval), 10, at_least(1),
+  add(integer("logging.log_interval", field(&Config::logging, &LoggingConfig::log_interval), 10, between(1, kMaxSteps),
               "Print a progress line every this many steps."));
   add(text("logging.run_dir", field(&Config::logging, &LoggingConfig::run_dir), "runs/default",
            "Directory of this run's outputs (metrics, traces, checkpoints).", "a non-empty path", check_not_empty));
@@ -369,7 +376,7 @@ std::vector<ConfigKey> make_keys() {
              {{"auto", CommBackendChoice::auto_select}, {"mpi", CommBackendChoice::mpi}, {"nccl", CommBackendChoice::nccl}},
              "`mpi`: CPU buffers (GPU buffers staged through the host); `nccl`: GPU buffers; `auto`: nccl on "
              "CUDA devices, else mpi."));
-  add(number("comm.timeout_s", field(&Config::comm, &CommConfig::timeout_s), 300.0, greater_than(0),
+  add(number("comm.timeout_s", field(&Config::comm, &CommConfig::timeout_s), 300.0, between(0.001, 1e9),
              "Seconds a collective may take before the watchdog fails the job instead of hanging."));
   add(boolean("comm.debug_check", field(&Config::comm, &CommConfig::debug_check), false,
               "Before every collective, check that all ranks issue the same one on the same sizes (slow)."));
@@ -470,6 +477,18 @@ std::vector<ConsistencyRule> make_rules() {
          return fmt::format("data.seq_len = {} exceeds model.block_size = {} (the model has no positions beyond "
                             "block_size)",
                             c.data.seq_len, c.model.block_size);
+       }},
+      {"gpt2: `train.train_micro_batch_size_per_gpu` x `data.seq_len` (the rows of one micro-batch) is at most "
+       "2147483647: kernels index rows with `int`.",
+       {"train.train_micro_batch_size_per_gpu", "data.seq_len", "model.block_size", "model.preset"},
+       [](const Config& c) -> std::optional<std::string> {
+         const std::int64_t seq_len = c.data.seq_len == 0 ? c.model.block_size : c.data.seq_len;
+         if (c.model.type != ModelType::gpt2 || c.train.train_micro_batch_size_per_gpu * seq_len <= kMaxIntKey)
+           return std::nullopt;
+         return fmt::format("train.train_micro_batch_size_per_gpu = {} x sequence length {} = {} rows per micro-batch; "
+                            "at most 2147483647 are supported",
+                            c.train.train_micro_batch_size_per_gpu, seq_len,
+                            c.train.train_micro_batch_size_per_gpu * seq_len);
        }},
       {"`scheduler.min_lr` is at most `optimizer.lr`.",
        {"scheduler.min_lr", "optimizer.lr"},

@@ -121,7 +121,7 @@ std::string join(const std::vector<std::string>& items, std::string_view separat
 
 // A value as quoted in messages: numbers as they are, text in single quotes.
 std::string found_text(const ConfigValue& value) {
-  // fmt rather than operator+: GCC 12 at -O3 reports a false -Wrestrict on "'" + str + "'".
+  // fmt rather than operator+: GCC 12 at -O3 reports a false -Wrestrict on "'" + str + "'" (GCC bug 105329).
   if (const auto* text = std::get_if<std::string>(&value)) return fmt::format("'{}'", shorten(*text));
   if (const auto* integer = std::get_if<std::int64_t>(&value)) return fmt::format("{}", *integer);
   if (const auto* number = std::get_if<double>(&value)) return fmt::format("{}", *number);

@@ -8,13 +8,19 @@
 namespace zt::data {
 namespace {
 
+// At most 2^53: a run has far fewer epochs and windows, and UINT64_MAX is the loader's "no epoch
+// prepared yet", which a crafted position must not be able to name.
+constexpr std::uint64_t kMaxCount = std::uint64_t{1} << 53;
+
 std::uint64_t read_count(const nlohmann::json& json, const char* key, std::string_view source) {
   // A JSON parser reads 5 as unsigned, while a json built in code from an int holds a signed 5.
   const bool valid = json.is_object() && json.contains(key) && json.at(key).is_number_integer() &&
-                     (json.at(key).is_number_unsigned() || json.at(key).get<std::int64_t>() >= 0);
+                     (json.at(key).is_number_unsigned() || json.at(key).get<std::int64_t>() >= 0) &&
+                     json.at(key).get<std::uint64_t>() <= kMaxCount;
   if (!valid) {
-    throw UserError(fmt::format("{}: the data loader position needs \"{}\" as a non-negative integer, found {}",
-                                source, key, json.is_object() && json.contains(key) ? json.at(key).dump() : "nothing"));
+    throw UserError(fmt::format("{}: the data loader position needs \"{}\" as an integer in [0, {}], found {}",
+                                source, key, kMaxCount,
+                                json.is_object() && json.contains(key) ? json.at(key).dump() : "nothing"));
   }
   return json.at(key).get<std::uint64_t>();
 }

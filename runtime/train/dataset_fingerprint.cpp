@@ -3,10 +3,10 @@
 #include <fmt/format.h>
 #include <zlib.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <vector>
 
 #include "core/error.h"
 #include "runtime/data/shard_files.h"
@@ -14,33 +14,26 @@
 namespace zt {
 namespace {
 
-std::uint32_t crc_of_range(std::ifstream& in, const std::string& path, std::uint64_t offset, std::uint64_t count,
-                           std::uint32_t crc) {
-  std::vector<char> bytes(count);
-  in.seekg(static_cast<std::streamoff>(offset));
-  in.read(bytes.data(), static_cast<std::streamsize>(count));
-  if (static_cast<std::uint64_t>(in.gcount()) != count)
-    throw UserError(fmt::format("{}: could not read {} bytes at offset {} to compare the data across ranks", path,
-                                count, offset));
-  return static_cast<std::uint32_t>(
-      ::crc32(crc, reinterpret_cast<const Bytef*>(bytes.data()), static_cast<uInt>(bytes.size())));
-}
+// Reads in large blocks: fewer system calls, and zlib's CRC32 is fastest on long runs.
+constexpr std::size_t kReadBlockBytes = std::size_t{4} << 20;
 
 DataFileDigest digest_file(const std::filesystem::path& file) {
   DataFileDigest digest;
   digest.path = file.string();
   std::ifstream in(file, std::ios::binary);
   if (!in) throw UserError(fmt::format("{}: cannot open it: {}", digest.path, std::strerror(errno)));
-  in.seekg(0, std::ios::end);
-  digest.bytes = static_cast<std::uint64_t>(in.tellg());
-  std::uint32_t crc = static_cast<std::uint32_t>(::crc32(0, nullptr, 0));
-  if (digest.bytes <= 2 * kDigestEdgeBytes) {
-    crc = crc_of_range(in, digest.path, 0, digest.bytes, crc);
-  } else {
-    crc = crc_of_range(in, digest.path, 0, kDigestEdgeBytes, crc);
-    crc = crc_of_range(in, digest.path, digest.bytes - kDigestEdgeBytes, kDigestEdgeBytes, crc);
+  std::vector<char> block(kReadBlockBytes);
+  auto crc = ::crc32(0, nullptr, 0);
+  while (in) {
+    in.read(block.data(), static_cast<std::streamsize>(block.size()));
+    const auto got = static_cast<std::size_t>(in.gcount());
+    crc = ::crc32(crc, reinterpret_cast<const Bytef*>(block.data()), static_cast<uInt>(got));
+    digest.bytes += got;
   }
-  digest.crc32 = crc;
+  if (in.bad())
+    throw UserError(fmt::format("{}: read error at offset {} while comparing the data across ranks", digest.path,
+                                digest.bytes));
+  digest.crc32 = static_cast<std::uint32_t>(crc);
   return digest;
 }
 

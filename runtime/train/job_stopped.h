@@ -15,6 +15,7 @@ namespace zt {
 // Exit statuses of a job that stopped on purpose (see README "Reliability").
 inline constexpr int kExitRanksDisagree = 1;   // like any bad config or data: restarting cannot help
 inline constexpr int kExitCheckpointDirUnusable = 1;  // checkpoint.dir cannot be written (read-only, no permission)
+inline constexpr int kExitOutOfMemory = 1;  // the planned memory does not fit (a bigger machine or config change helps)
 inline constexpr int kExitNonFiniteLoss = 4;   // the training diverged (train.on_nonfinite)
 inline int exit_status_for_signal(int signal) { return 128 + signal; }  // the shell's convention: 143 for SIGTERM
 

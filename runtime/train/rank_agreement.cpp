@@ -40,7 +40,7 @@ void compare_files(const std::vector<DataFileDigest>& reference, const std::vect
       out.push_back(fmt::format("rank {} reads {} with a different size: {} bytes (rank 0) vs {} bytes (rank {})",
                                 rank, mine.path, theirs->bytes, mine.bytes, rank));
     } else if (mine.crc32 != theirs->crc32) {
-      out.push_back(fmt::format("rank {} reads {} with a different content: crc32 of its first and last MiB "
+      out.push_back(fmt::format("rank {} reads {} with a different content: crc32 of the whole file "
                                 "{:08x} (rank 0) vs {:08x} (rank {})",
                                 rank, mine.path, theirs->crc32, mine.crc32, rank));
     }

@@ -128,6 +128,17 @@ ResumeChoice RunGuard::agree_on_resume(const std::function<ResumeChoice()>& deci
   return choice;
 }
 
+void RunGuard::check_memory(const std::optional<std::string>& problem) {
+  if (problem) log::error("{}", *problem);  // on the rank that has it: machines differ
+  int failed = problem ? 1 : 0, failed_ranks = 0;
+  ZT_MPI_CHECK(MPI_Allreduce(&failed, &failed_ranks, 1, MPI_INT, MPI_SUM, comm_.get()));
+  if (failed_ranks == 0) return;
+  const std::string message = fmt::format(
+      "the planned memory does not fit on {} rank(s) (see their errors); stopping before allocating it", failed_ranks);
+  if (rank_ == 0) log::error("{}", message);
+  throw JobStopped(kExitOutOfMemory, message);
+}
+
 int RunGuard::local_stop_signal() const { return StopSignalHandler::received(); }
 
 std::optional<StopRequest> RunGuard::after_step(std::int64_t step, const StepStats& stats) {

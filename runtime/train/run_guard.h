@@ -47,6 +47,9 @@ class RunGuard {
   // Also stops every rank (exit 1) when `dir` is not the same directory on every rank (a file rank
   // 0 creates there is not seen by another rank): checkpoint.dir must be shared.
   void check_checkpoint_dir(const std::filesystem::path& dir, std::uint64_t checkpoint_bytes);
+  // Collective. If the planned memory does not fit on any rank (`problem`, from
+  // rank_memory_problem), every rank stops now (JobStopped, exit 1), before allocating it.
+  void check_memory(const std::optional<std::string>& problem);
 
   // Collective: rank 0 runs `decide` and broadcasts its choice; every rank checks that it sees the
   // same checkpoint (resume_mismatch). Throws JobStopped (exit 1) on every rank when rank 0 found

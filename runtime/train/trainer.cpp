@@ -3,11 +3,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <string_view>
 
+#include "comm/comm_options.h"
 #include "comm/make_communicator.h"
 #include "models/compute_context.h"
 #include "models/layers/blas_kernels.h"
@@ -20,6 +24,8 @@
 #include "core/safe_file.h"
 #include "runtime/train/cpu_threads.h"
 #include "runtime/train/job_settings.h"
+#include "runtime/train/memory_check.h"
+#include "zero/memory_plan.h"
 
 namespace zt {
 namespace {
@@ -27,10 +33,28 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 std::string format_duration(double seconds) {
-  auto s = static_cast<long>(std::lround(seconds));
+  // An ETA of 10^12 steps is a valid config; beyond about 30 years the number says nothing more,
+  // and a double out of the range of `long` must not reach lround.
+  constexpr double kLongest = 1e9;
+  if (!(seconds < kLongest)) return std::isnan(seconds) ? "?" : "> 30 years";
+  auto s = static_cast<long>(std::lround(std::max(seconds, 0.0)));
   if (s >= 3600) return fmt::format("{}h{:02}m", s / 3600, (s % 3600) / 60);
   if (s >= 60) return fmt::format("{}m{:02}s", s / 60, s % 60);
   return fmt::format("{}s", s);
+}
+
+// ZT_TEST_NAN_LR_AT_STEP=<step>: a test hook that makes a run non-finite at a known step on every
+// CPU (a real divergence depends on BLAS rounding). Unset in production; announced when set.
+std::int64_t nan_lr_step_from_environment() {
+  const char* value = std::getenv("ZT_TEST_NAN_LR_AT_STEP");
+  if (value == nullptr) return 0;
+  std::int64_t step = 0;
+  const std::string_view text(value);
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), step);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size() || step < 1)
+    throw UserError(fmt::format("ZT_TEST_NAN_LR_AT_STEP='{}': expected a step number >= 1", text));
+  log::warn("test hook ZT_TEST_NAN_LR_AT_STEP={}: the update of step {} uses a NaN learning rate", step, step);
+  return step;
 }
 
 std::string format_rate(double tokens_per_s) {
@@ -68,6 +92,12 @@ Trainer::Trainer(const Config& config, MPI_Comm job) : config_(config), schedule
   log::set_progress_on_all_ranks(config.logging.all_ranks);
   LaunchInfo launch = query_launch_info(job);
   log::set_rank(launch.rank);
+  // Flight records of an earlier run in this run_dir would confuse a timeout's report: rank 0
+  // removes them before the ranks' first collective (the agreement check), after which they write.
+  const std::filesystem::path flight_records = std::filesystem::path(config.logging.run_dir) / "flight_record";
+  std::error_code ignored;
+  if (launch.rank == 0) std::filesystem::remove_all(flight_records, ignored);
+  nan_lr_step_ = nan_lr_step_from_environment();
   // Ranks that disagree on the config or the data stop here, all of them, before the first collective.
   guard_ = std::make_unique<RunGuard>(config, job);
   const Device device = resolve_device(config, launch.local_rank, launch.local_size);
@@ -75,8 +105,11 @@ Trainer::Trainer(const Config& config, MPI_Comm job) : config_(config), schedule
 
   CommOptions comm_options;
   comm_options.backend = comm_backend(config);
-  comm_options.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(config.comm.timeout_s * 1000.0));
+  comm_options.timeout = comm_timeout_from_seconds(config.comm.timeout_s);
   comm_options.debug_check = config.comm.debug_check;
+  // A failure here only means timeouts cannot name the missing ranks: the watchdog warns once.
+  std::filesystem::create_directories(flight_records, ignored);
+  comm_options.flight_record_dir = flight_records.string();
   comm_ = make_communicator(comm_options, device, job);
 
   model_ = build_model(config.model);
@@ -90,6 +123,10 @@ Trainer::Trainer(const Config& config, MPI_Comm job) : config_(config), schedule
   }
   micro_batch_ = static_cast<int>(config.train.train_micro_batch_size_per_gpu);
   seq_len_ = config.model.type == ModelType::mlp ? 1 : static_cast<int>(effective_seq_len(config));
+  // Before the engine allocates: a model too big for the machine stops here with both numbers.
+  guard_->check_memory(rank_memory_problem(
+      plan_memory(*model_, zero_options(config), comm_->world_size(), micro_batch_, seq_len_, device), device,
+      launch.local_size));
   engine_ = std::make_unique<ZeroEngine>(*model_, *ctx_, *comm_, zero_options(config), micro_batch_, seq_len_);
 
   const auto seed = static_cast<std::uint64_t>(config.train.seed);
@@ -142,7 +179,8 @@ Trainer::~Trainer() = default;
 double Trainer::mfu(double step_ms) const { return flops_per_step_ / (step_ms / 1000.0) / peak_flops_per_s_; }
 
 StepStats Trainer::step(std::int64_t step) {
-  return engine_->train_step([&](models::Activations& acts, int) { train_batches_->next(acts); }, schedule_.at(step),
+  const double lr = step == nan_lr_step_ ? std::numeric_limits<double>::quiet_NaN() : schedule_.at(step);
+  return engine_->train_step([&](models::Activations& acts, int) { train_batches_->next(acts); }, lr,
                              guard_->local_stop_signal());
 }
 

@@ -75,6 +75,10 @@ class Trainer {
   int micro_batch_ = 0;
   int seq_len_ = 0;
   std::int64_t first_step_ = 1;
+  // Test hook ZT_TEST_NAN_LR_AT_STEP (docs/checkpoints.md): the step whose update uses a NaN
+  // learning rate, which makes every parameter NaN, so that every later step has a non-finite loss
+  // and gradients on any CPU; 0 = none.
+  std::int64_t nan_lr_step_ = 0;
   std::filesystem::path checkpoint_root_;  // checkpoint.dir resolved
   std::string run_id_;                     // this run's id (resume_choice.h), in every checkpoint it saves
   std::int64_t next_save_index_ = 1;       // the save order number of the next checkpoint

@@ -7,11 +7,15 @@
 //   failure_probe debug-mismatch  with comm.debug_check, rank 1 issues a broadcast where the
 //                                 others all-reduce: every rank fails with both descriptions
 //   failure_probe ok              every rank does the same: exits 0 (the control case)
+//
+// A second argument names a directory for the ranks' flight records (CommOptions::
+// flight_record_dir): a timeout then names the ranks that never reached the collective.
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <string>
 #include <thread>
 
@@ -22,9 +26,18 @@
 
 namespace {
 
-int run(const std::string& mode) {
+int run(const std::string& mode, const std::string& record_dir) {
   using namespace zt;
   CommOptions options;
+  if (!record_dir.empty()) {
+    // Records of an earlier run must be gone before any rank writes its own.
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) std::filesystem::remove_all(record_dir);
+    MPI_Barrier(MPI_COMM_WORLD);
+    std::filesystem::create_directories(record_dir);
+    options.flight_record_dir = record_dir;
+  }
   options.timeout = std::chrono::seconds(2);
   options.debug_check = mode == "debug-mismatch";
   MpiCommunicator comm(MPI_COMM_WORLD, Device::cpu(), options);
@@ -51,10 +64,11 @@ int run(const std::string& mode) {
 
 int main(int argc, char** argv) {
   std::string mode = argc > 1 ? argv[1] : "ok";
+  std::string record_dir = argc > 2 ? argv[2] : "";
   int status = 0;
   try {
     zt::MpiSession mpi(&argc, &argv);
-    status = run(mode);
+    status = run(mode, record_dir);
   } catch (const std::exception& e) {
     zt::log::error("{}", e.what());
     status = 1;

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <limits>
 #include <thread>
 
 #include "comm/make_communicator.h"
@@ -280,6 +281,28 @@ TEST(MpiSemantics, WatchdogReportsACollectiveThatOutlivesTheTimeout) {
     EXPECT_NE(message.find("a peer rank may have died or ranks issued different collectives"), std::string::npos);
   } else {
     EXPECT_EQ(reports.load(), 0);
+  }
+}
+
+// Timeouts far beyond any job (comm.timeout_s: 1e16, or the largest duration) once wrapped around
+// in the conversions and failed a healthy job at its first collective.
+TEST(MpiSemantics, HugeTimeoutsSaturateInsteadOfFiringAtOnce) {
+  EXPECT_EQ(comm_timeout_from_seconds(1e16), kMaxCommTimeout);
+  EXPECT_EQ(comm_timeout_from_seconds(1e300), kMaxCommTimeout);
+  EXPECT_EQ(comm_timeout_from_seconds(std::numeric_limits<double>::infinity()), kMaxCommTimeout);
+  EXPECT_EQ(comm_timeout_from_seconds(std::numeric_limits<double>::quiet_NaN()), 1ms);
+  EXPECT_EQ(comm_timeout_from_seconds(-5), 1ms);
+  EXPECT_EQ(comm_timeout_from_seconds(12.5), 12500ms);
+  for (std::chrono::milliseconds timeout : {comm_timeout_from_seconds(1e16), std::chrono::milliseconds::max()}) {
+    std::atomic<int> reports{0};
+    MpiCommunicator comm(MPI_COMM_WORLD, Device::cpu(), options_with(timeout), [&](const std::string&) { ++reports; });
+    CpuStream compute(CpuStream::Mode::inline_on_caller);
+    Buffer data = make_buffer(Device::cpu(), DType::f32, filled(10, 1.0f));
+    // A rank that joins a little late: the others' collective runs for a while, far below any timeout.
+    if (comm.rank() == 1) std::this_thread::sleep_for(300ms);
+    comm.all_reduce(data.view(), ReduceOp::sum, compute).wait();
+    std::this_thread::sleep_for(100ms);  // the watchdog's next look
+    EXPECT_EQ(reports.load(), 0) << "timeout " << timeout.count() << " ms";
   }
 }
 

@@ -2,8 +2,8 @@
 # A rank killed with SIGKILL mid-run (OOM killer, a node lost): nobody hangs.
 # (1) Plain mpirun: it sees the death and ends the job at once, naming the rank and the signal.
 # (2) Rank 1 frozen (SIGSTOP: a rank stuck in the kernel or a deadlock, alive to the launcher): the
-#     survivor's comm watchdog ends it after comm.timeout_s, naming the collective that timed out,
-#     and mpirun then takes the job down. (A SIGKILLed rank under `--mca orte_abort_on_non_zero_status
+#     survivor's comm watchdog ends it after comm.timeout_s, naming the collective that timed out
+#     and, from the flight records, rank 1 and what it did last; mpirun then takes the job down. (A SIGKILLed rank under `--mca orte_abort_on_non_zero_status
 #     0` is not tested: OpenMPI 4.1's mpirun then never exits, even after the survivors did.)
 # (3) Under launch/auto-resume.sh with checkpoints: the newest complete checkpoint is intact, the
 #     restart with --resume auto finishes the job, and its final loss equals an uninterrupted run's.
@@ -48,6 +48,13 @@ for mode in killed frozen; do
     assert_contains "$out" "[zt rank 0 error] comm timeout:"
     assert_contains "$out" "has not completed after 5."
     assert_contains "$out" "a peer rank may have died"
+    # The flight records: rank 0 lists its own last collectives and names rank 1, whose record
+    # stopped being rewritten when it was frozen (whether it froze before or inside the collective).
+    assert_contains "$out" "this rank's last collectives on 'world': "
+    assert_contains "$out" "rank 1 "
+    assert_contains "$out" "its record was last written "
+    assert_contains "$out" "ago: the process stopped running then"
+    assert_contains "$out" "(flight records in run/flight_record)"
     assert_at_most "$ms" 30000 "frozen: ms from the SIGSTOP to the end of the job"
   fi
   pass "rank 1 $mode: the job ended after $ms ms with exit $rc"

@@ -32,10 +32,24 @@ SH
 chmod +x data_differs.sh
 run_job 2 ./data_differs.sh train --config config.yaml
 assert_eq "$rc" 1 "exit status of ranks with different data"
-assert_contains "$out" "rank 1 reads data/train_000000.bin with a different content: crc32 of its first and last MiB"
+assert_contains "$out" "rank 1 reads data/train_000000.bin with a different content: crc32 of the whole file"
 assert_at_most "$ms" 30000 "ms to detect different data"
 pass "different data on rank 1: exit $rc after $ms ms"
 echo "timing: data_differs ${ms}ms"
+
+# The same for one byte in a middle MiB of a 6 MiB shard (3 Mi tokens of 0): the whole content is
+# compared, not only the first and last MiB.
+for r in 0 1; do
+  mkdir "rank$r/big"
+  { printf '\x88\xd8\x34\x01\x01\x00\x00\x00\x00\x00\x30\x00'; head -c 1012 /dev/zero; head -c $((6 << 20)) /dev/zero; } \
+    >"rank$r/big/train_000000.bin"
+done
+printf '\x41' | dd of=rank1/big/train_000000.bin bs=1 seek=$(((3 << 20) + 1000)) conv=notrunc status=none
+run_job 2 ./data_differs.sh train --config config.yaml --set data.train_files=big/train_*.bin
+assert_eq "$rc" 1 "exit status of ranks whose data differ in a middle MiB"
+assert_contains "$out" "rank 1 reads big/train_000000.bin with a different content: crc32 of the whole file"
+pass "one byte changed in the 4th of 6 MiB on rank 1: exit $rc after $ms ms"
+echo "timing: data_differs_middle_mib ${ms}ms"
 
 # A missing file on rank 1 only (a node without the dataset) is named too.
 rm rank1/data/val_000000.bin

@@ -2,6 +2,7 @@
 // --set overrides, the resolved-config round trip and the committed reference docs.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
@@ -190,8 +191,8 @@ comm:
 }
 
 TEST(ConfigLoad, IntegersAre64Bit) {
-  Config config = parse("zero_optimization:\n  reduce_bucket_size: 9000000000000000000\n");
-  EXPECT_EQ(config.zero_optimization.reduce_bucket_size, 9'000'000'000'000'000'000);
+  Config config = parse("train:\n  seed: 9000000000000000000\n");
+  EXPECT_EQ(config.train.seed, 9'000'000'000'000'000'000);
 }
 
 TEST(ConfigLoad, DefaultYamlIsTheTinyCpuStage2Run) {
@@ -345,12 +346,12 @@ TEST(ConfigWrongType, StringForAnInteger) {
 
 TEST(ConfigWrongType, QuotedNumberIsAString) {
   expect_contains(parse_error("train:\n  steps: \"100\"\n"),
-                  {"test.yaml:2:10:", "'train.steps'", "expected an integer >= 1", "found \"100\" (a quoted string)"});
+                  {"test.yaml:2:10:", "'train.steps'", "expected an integer in 1..1000000000000", "found \"100\" (a quoted string)"});
 }
 
 TEST(ConfigWrongType, FloatForAnInteger) {
   EXPECT_EQ(parse_error("train:\n  steps: 2.5\n"),
-            "test.yaml:2:10: bad value for 'train.steps': expected an integer >= 1, found 2.5 (not a whole number)");
+            "test.yaml:2:10: bad value for 'train.steps': expected an integer in 1..1000000000000, found 2.5 (not a whole number)");
 }
 
 TEST(ConfigWrongType, IntegerTooLargeFor64Bits) {
@@ -407,16 +408,49 @@ TEST(ConfigRange, IntegerOutOfRange) {
   EXPECT_EQ(parse_error("zero_optimization:\n  stage: 4\n"),
             "test.yaml:2:10: bad value for 'zero_optimization.stage': expected an integer in 0..3, found 4");
   expect_contains(parse_error("train:\n  train_micro_batch_size_per_gpu: 0\n"),
-                  {"'train.train_micro_batch_size_per_gpu'", "expected an integer >= 1, found 0"});
-  expect_contains(parse_error("model:\n  vocab_size: 20000000\n"),
+                  {"'train.train_micro_batch_size_per_gpu'", "expected an integer in 1..1048576, found 0"});
+  expect_contains(parse_error("model:
+  vocab_size: 20000000
+"),
                   {"expected an integer in 1..16777216, found 20000000"});
+}
+
+// Integers that the code would have truncated or overflowed: every integer key has an upper bound
+// that its consumer can honour, and a value beyond it is refused with the key, the value and the range.
+TEST(ConfigRange, EveryIntegerKeyHasAFiniteRangeTheCodeCanHonour) {
+  for (const ConfigKey& key : config_keys()) {
+    if (key.type != ValueType::integer) continue;
+    if (key.path == "model.init_seed" || key.path == "train.seed") continue;  // any non-negative int64 is a seed
+    EXPECT_TRUE(std::isfinite(key.range.max)) << key.path << " has no upper bound";
+    EXPECT_LE(key.range.max, 1099511627776.0) << key.path;  // 2^40: products with element sizes stay far below 2^63
+  }
+}
+
+TEST(ConfigRange, IntegersBeyondWhatTheCodeHonoursAreRefused) {
+  EXPECT_EQ(parse_error("train:\n  train_micro_batch_size_per_gpu: 4294967297\n"),
+            "test.yaml:2:35: bad value for 'train.train_micro_batch_size_per_gpu': expected an integer in "
+            "1..1048576, found 4294967297");
+  expect_contains(parse_error("", {"train.gradient_accumulation_steps=4294967297"}),
+                  {"'train.gradient_accumulation_steps'", "expected an integer in 1..1048576, found 4294967297"});
+  expect_contains(parse_error("train:\n  steps: 9223372036854775807\n"),
+                  {"'train.steps'", "expected an integer in 1..1000000000000, found 9223372036854775807"});
+  expect_contains(parse_error("precision:\n  hysteresis: 2147483648\n"),
+                  {"'precision.hysteresis'", "in 1..2147483647, found 2147483648"});
+  // Each factor is in range, their product (rows of one micro-batch, an `int` in the kernels) is not.
+  expect_contains(parse_error("model:\n  block_size: 1048576\ntrain:\n  train_micro_batch_size_per_gpu: 4096\n"),
+                  {"train.train_micro_batch_size_per_gpu = 4096 x sequence length 1048576 = 4294967296 rows",
+                   "at most 2147483647"});
+  const Config largest = parse("train:\n  train_micro_batch_size_per_gpu: 1048576\n  steps: 1000000000000\n");
+  EXPECT_EQ(largest.train.train_micro_batch_size_per_gpu, 1048576);
+  EXPECT_EQ(largest.train.steps, 1'000'000'000'000);
 }
 
 TEST(ConfigRange, NumberOutOfRange) {
   EXPECT_EQ(parse_error("optimizer:\n  lr: -0.1\n"),
             "test.yaml:2:7: bad value for 'optimizer.lr': expected a number in [0, 1], found -0.1");
-  expect_contains(parse_error("comm:\n  timeout_s: 0\n"), {"'comm.timeout_s'", "expected a number > 0, found 0"});
-  expect_contains(parse_error("comm:\n  timeout_s: .inf\n"), {"expected a number > 0, found '.inf'"});
+  expect_contains(parse_error("comm:\n  timeout_s: 0\n"),
+                  {"'comm.timeout_s'", "expected a number in [0.001, 1000000000], found 0"});
+  expect_contains(parse_error("comm:\n  timeout_s: .inf\n"), {"expected a number in [0.001, 1000000000], found '.inf'"});
   expect_contains(parse_error("train:\n  gradient_clipping: nan\n"), {"expected a number >= 0, found 'nan'"});
 }
 
@@ -632,7 +666,7 @@ TEST(ConfigYaml, ReloadingTheResolvedConfigGivesTheSameConfig) {
       load_config(kSourceDir / "configs/default.yaml"),
       parse("model: {preset: gpt2-350m, n_layer: 3}\n",
             {"checkpoint.dir='quotes \" and \\ backslash, unicode \xc3\xa9, # hash, : colon'",
-             "optimizer.lr=0.30000000000000004", "optimizer.eps=1e-12", "comm.timeout_s=1e300",
+             "optimizer.lr=0.30000000000000004", "optimizer.eps=1e-12", "comm.timeout_s=1e9",
              "optimizer.betas=[0, 0.999999999]", "train.seed=9223372036854775807", "logging.level=warn",
              "precision.dtype=fp16", "data.val_files=", "train.device=cuda:3"}),
   };
