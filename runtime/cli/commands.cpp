@@ -13,6 +13,8 @@ Command config_command();
 Command prepare_data_command();
 Command bench_comm_command();
 Command export_command();
+Command eval_command();
+Command sample_command();
 Command plot_command();
 
 std::span<const Command> all_commands() {
@@ -23,6 +25,8 @@ std::span<const Command> all_commands() {
       prepare_data_command(),
       bench_comm_command(),
       export_command(),
+      eval_command(),
+      sample_command(),
       plot_command(),
   };
   return commands;

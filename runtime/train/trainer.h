@@ -13,6 +13,7 @@
 #include "models/model.h"
 #include "optim/lr_schedule.h"
 #include "runtime/config/config.h"
+#include "runtime/data/tokenizer.h"
 #include "runtime/train/batch_source.h"
 #include "runtime/train/metrics_log.h"
 #include "runtime/train/run_guard.h"
@@ -48,6 +49,9 @@ class Trainer {
   bool checkpoint_due(std::int64_t step) const;
   void save_checkpoint(std::int64_t step);
   MemoryTracker::Space memory_space() const;
+  // train.sample_interval (trainer_sample.cpp): a short text sample from the current weights.
+  void prepare_sampling();
+  void print_sample(std::int64_t step);
   // Ends the job after a StopRequest (trainer_stop.cpp): saves a final checkpoint when the request
   // wants one, names the last good one otherwise, then throws JobStopped on every rank.
   [[noreturn]] void stop_early(const StopRequest& stop);
@@ -70,6 +74,7 @@ class Trainer {
   double tokens_per_step_ = 0.0;
   double flops_per_step_ = 0.0;
   std::unique_ptr<trace::TraceSession> trace_;
+  std::unique_ptr<data::Tokenizer> sample_tokenizer_;  // rank 0, when samples are printed as text
 };
 
 }  // namespace zt

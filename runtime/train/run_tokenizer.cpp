@@ -1,0 +1,39 @@
+#include "runtime/train/run_tokenizer.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "runtime/core/error.h"
+#include "runtime/data/prepare_data.h"
+
+namespace zt {
+
+std::unique_ptr<data::Tokenizer> run_tokenizer(const Config& config, std::string kind,
+                                               const std::filesystem::path& vocab_json,
+                                               const std::filesystem::path& merges_txt) {
+  const std::filesystem::path summary =
+      std::filesystem::path(config.data.train_files).parent_path() / std::string(data::kDatasetSummaryFile);
+  if (kind.empty()) {
+    std::ifstream in(summary);
+    const nlohmann::json json = in ? nlohmann::json::parse(in, nullptr, false) : nlohmann::json();
+    if (json.is_object() && json.contains("tokenizer") && json["tokenizer"].is_string())
+      kind = json["tokenizer"].get<std::string>();
+    else if (config.model.vocab_size == 256)
+      kind = "byte";
+    else
+      throw UserError(fmt::format("cannot tell the run's tokenizer: {} is missing or names none, and the vocabulary "
+                                  "has {} tokens; pass --tokenizer byte, or --tokenizer gpt2 --vocab FILE --merges FILE",
+                                  summary.string(), config.model.vocab_size));
+  }
+  if (kind == "gpt2" && (vocab_json.empty() || merges_txt.empty()))
+    throw UserError("the run's data was tokenized with GPT-2's BPE: pass --vocab vocab.json --merges merges.txt");
+  std::unique_ptr<data::Tokenizer> tokenizer = data::make_tokenizer(kind, vocab_json, merges_txt);
+  if (tokenizer->vocab_size() > config.model.vocab_size)
+    throw UserError(fmt::format("the {} tokenizer has {} tokens, more than the model's vocab_size {}", kind,
+                                tokenizer->vocab_size(), config.model.vocab_size));
+  return tokenizer;
+}
+
+}  // namespace zt
