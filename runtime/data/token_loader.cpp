@@ -18,10 +18,8 @@ void check_options(const TokenLoaderOptions& options) {
   if (options.world_size <= 0 || options.rank < 0 || options.rank >= options.world_size) {
     throw UserError(fmt::format("data loader: rank {} is not in a world of {} ranks", options.rank, options.world_size));
   }
-  if (options.vocab_size <= 0 || options.vocab_size > 65536) {
-    throw UserError(fmt::format("data loader: vocabulary size must be in [1, 65536] (uint16 tokens), got {}",
-                                options.vocab_size));
-  }
+  if (options.vocab_size <= 0)
+    throw UserError(fmt::format("data loader: vocabulary size must be positive, got {}", options.vocab_size));
 }
 
 // Seed streams: the shard order of an epoch, and the window order of each shard in it.
@@ -118,10 +116,11 @@ void TokenLoader::next(std::span<std::int32_t> inputs, std::span<std::int32_t> t
   const std::uint64_t first_row = position_.window + static_cast<std::uint64_t>(options_.rank) * B;
   for (std::size_t b = 0; b < B; ++b) {
     const auto [shard, window] = locate(first_row + b);
-    const std::span<const std::uint16_t> tokens = shards_[shard].tokens().subspan(window * T, T + 1);  // (T+1)
+    const TokenShard& file = shards_[shard];
+    const std::size_t first = window * T;  // the window's T + 1 tokens start here
     for (std::size_t t = 0; t < T; ++t) {
-      inputs[b * T + t] = tokens[t];
-      targets[b * T + t] = tokens[t + 1];
+      inputs[b * T + t] = static_cast<std::int32_t>(file.token(first + t));
+      targets[b * T + t] = static_cast<std::int32_t>(file.token(first + t + 1));
     }
   }
   position_.window += global_batch_rows();

@@ -23,7 +23,8 @@ std::vector<std::uint16_t> tokens_of(const std::vector<std::filesystem::path>& s
   std::vector<std::uint16_t> all;
   for (const auto& path : shards) {
     const TokenShard shard(path);
-    all.insert(all.end(), shard.tokens().begin(), shard.tokens().end());
+    const std::vector<std::uint32_t> read = shard.tokens();
+    all.insert(all.end(), read.begin(), read.end());
   }
   return all;
 }

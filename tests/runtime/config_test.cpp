@@ -374,7 +374,7 @@ TEST(ConfigRange, IntegerOutOfRange) {
             "test.yaml:2:10: bad value for 'zero_optimization.stage': expected an integer in 0..3, found 4");
   expect_contains(parse_error("train:\n  train_micro_batch_size_per_gpu: 0\n"),
                   {"'train.train_micro_batch_size_per_gpu'", "expected an integer >= 1, found 0"});
-  expect_contains(parse_error("model:\n  vocab_size: 70000\n"), {"expected an integer in 1..65536, found 70000"});
+  expect_contains(parse_error("model:\n  vocab_size: 5000000\n"), {"expected an integer in 1..4194304, found 5000000"});
 }
 
 TEST(ConfigRange, NumberOutOfRange) {
