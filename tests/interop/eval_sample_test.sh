@@ -16,7 +16,7 @@ trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 field() { sed -n "s/.*$1 \([0-9.e+-]*\).*/\1/p" "$2"; }  # field NAME FILE: the number after NAME
 
-for i in $(seq 1 300); do echo "line $i: the quick brown fox jumps over the lazy dog"; done > "$work/text.txt"
+for i in $(seq 1 300); do printf "line %s: the quick brown fox jumps over the lazy dog\n\n" "$i"; done > "$work/text.txt"
 "$zerotrain" prepare-data --input "$work/text.txt" --output "$work/data" --val-fraction 0.2 > /dev/null
 
 cat > "$work/train.yaml" <<YAML

@@ -22,7 +22,7 @@ expect_error() {  # expect_error LOG TEXT...: the command failed and its output 
   for text in "$@"; do grep -qF -- "$text" "$log" || { cat "$log"; fail "expected '$text' in $log"; }; done
 }
 
-for i in $(seq 1 200); do echo "line $i: the quick brown fox jumps over the lazy dog"; done > "$work/text.txt"
+for i in $(seq 1 200); do printf "line %s: the quick brown fox jumps over the lazy dog\n\n" "$i"; done > "$work/text.txt"
 "$zerotrain" prepare-data --input "$work/text.txt" --output "$work/data" > /dev/null
 
 cat > "$work/train.yaml" <<YAML
