@@ -63,8 +63,7 @@ int run(const po::variables_map& options, std::ostream& out) {
   tokenizer->encode(options["prompt"].as<std::string>(), prompt_ids);
   std::vector<std::int32_t> prompt(prompt_ids.begin(), prompt_ids.end());
   const std::vector<std::int32_t> generated = sampler.generate(prompt, sample);
-  std::vector<std::uint16_t> ids(generated.begin(), generated.end());
-  out << options["prompt"].as<std::string>() << tokenizer->decode(ids) << "\n";
+  out << options["prompt"].as<std::string>() << decode_for_display(*tokenizer, generated) << "\n";
   return 0;
 }
 

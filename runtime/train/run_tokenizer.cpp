@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 #include "runtime/core/error.h"
@@ -34,6 +35,25 @@ std::unique_ptr<data::Tokenizer> run_tokenizer(const Config& config, std::string
     throw UserError(fmt::format("the {} tokenizer has {} tokens, more than the model's vocab_size {}", kind,
                                 tokenizer->vocab_size(), config.model.vocab_size));
   return tokenizer;
+}
+
+std::string decode_for_display(const data::Tokenizer& tokenizer, std::span<const std::int32_t> tokens) {
+  std::string text;
+  std::vector<std::uint16_t> run;
+  auto flush = [&] {
+    text += tokenizer.decode(run);
+    run.clear();
+  };
+  for (std::int32_t t : tokens) {
+    if (t == tokenizer.end_of_text()) {
+      flush();
+      text += "<|endoftext|>";
+    } else {
+      run.push_back(static_cast<std::uint16_t>(t));
+    }
+  }
+  flush();
+  return text;
 }
 
 }  // namespace zt

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <filesystem>
+#include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "runtime/config/config.h"
@@ -17,5 +19,8 @@ namespace zt {
 std::unique_ptr<data::Tokenizer> run_tokenizer(const Config& config, std::string kind,
                                                const std::filesystem::path& vocab_json = {},
                                                const std::filesystem::path& merges_txt = {});
+
+// `tokens` as text for people: end-of-text shows as <|endoftext|> (the byte tokenizer's is a NUL).
+std::string decode_for_display(const data::Tokenizer& tokenizer, std::span<const std::int32_t> tokens);
 
 }  // namespace zt

@@ -40,8 +40,7 @@ void Trainer::print_sample(std::int64_t step) {
   const std::vector<std::int32_t> tokens = sampler.generate(std::vector<std::int32_t>{start}, options);
   std::string text;
   if (sample_tokenizer_) {
-    const std::vector<std::uint16_t> ids(tokens.begin(), tokens.end());
-    text = sample_tokenizer_->decode(ids);
+    text = decode_for_display(*sample_tokenizer_, tokens);
   } else {
     text = fmt::format("{}", fmt::join(tokens, " "));
   }

@@ -151,9 +151,9 @@ TEST(Shard, Llama3LayoutIsLlmcByteByByteAndRoundTrips) {
   write_token_shard(dir / "s.bin", small, ShardFormat::llama3);
   const auto bytes = read_bytes(dir / "s.bin");
   ASSERT_EQ(bytes.size(), 1024u + 12u);
-  // 20240801 = 0x0134DA61, version 7, little-endian
+  // 20240801 = 0x0134D9A1, version 7, little-endian
   EXPECT_EQ((std::vector<unsigned char>(bytes.begin(), bytes.begin() + 12)),
-            (std::vector<unsigned char>{0x61, 0xDA, 0x34, 0x01, 7, 0, 0, 0, 3, 0, 0, 0}));
+            (std::vector<unsigned char>{0xA1, 0xD9, 0x34, 0x01, 7, 0, 0, 0, 3, 0, 0, 0}));
   EXPECT_EQ((std::vector<unsigned char>(bytes.begin() + 1024, bytes.end())),
             (std::vector<unsigned char>{1, 0, 0, 0, 3, 2, 0, 0, 0xFF, 0xFF, 0, 0}));
   const TokenShard shard(dir / "s.bin");
