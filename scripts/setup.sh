@@ -13,6 +13,7 @@ packages=(
   fortunes-min
   gnuplot-nox
   iproute2
+  python3-venv
 )
 
 missing=()

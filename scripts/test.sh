@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Sets up a fresh machine, builds zerotrain and runs the whole test suite (unit tests and the
-# multi-rank tests under mpirun), then two more builds in their own directories:
+# Sets up a fresh machine, builds zerotrain, installs the Python packages of the interop tests
+# into .venv/ and runs the whole test suite (unit tests and the multi-rank tests under mpirun),
+# then two more builds in their own directories:
 #   build-release:  the `zerotrain` target as users build it (-DCMAKE_BUILD_TYPE=Release), with
 #                   warnings as errors, since -O3 warns about things -O2 does not;
 #   build-sanitize: the loader fuzzer and the multi-rank engine tests under AddressSanitizer and
@@ -10,6 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh -DZT_WERROR=ON
+bash scripts/setup-python.sh
 ctest --test-dir build --output-on-failure -j 2 --timeout 600
 [[ ${ZT_CI_SKIP_EXTRA_BUILDS:-0} == 1 ]] && exit 0
 

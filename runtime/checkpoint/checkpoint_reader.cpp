@@ -31,7 +31,28 @@ nlohmann::json read_manifest_json(const fs::path& path) {
 }  // namespace
 
 CheckpointReader::CheckpointReader(fs::path dir) : dir_(std::move(dir)) {
+  if (fs::is_regular_file(dir_))
+    throw UserError(fmt::format("{} is a file, not a zerotrain checkpoint (a directory such as "
+                                "runs/NAME/checkpoints/step_00000200){}", dir_.string(),
+                                dir_.extension() == ".safetensors"
+                                    ? "; to start a fresh run from these weights use model.init_from: " + dir_.string()
+                                    : ""));
   if (!fs::is_directory(dir_)) throw UserError(fmt::format("checkpoint {} does not exist or is not a directory", dir_.string()));
+  if (!fs::exists(dir_ / kCompleteFile) && !fs::exists(dir_ / kManifestFile)) {
+    // No shard file either: not an interrupted write but some other kind of directory.
+    bool has_shard_files = false;
+    for (const auto& entry : fs::directory_iterator(dir_))
+      if (entry.path().filename().string().starts_with("rank_") && entry.path().extension() == ".f32") has_shard_files = true;
+    const bool hugging_face = fs::exists(dir_ / "config.json") &&
+                              (fs::exists(dir_ / "model.safetensors") || fs::exists(dir_ / "model.safetensors.index.json") ||
+                               fs::exists(dir_ / "pytorch_model.bin"));
+    if (hugging_face || !has_shard_files)
+      throw UserError(fmt::format("{} is not a zerotrain checkpoint (it has no {} or {}){}", dir_.string(), kManifestFile,
+                                  kCompleteFile,
+                                  hugging_face ? "; it looks like a Hugging Face model: start a fresh run from its "
+                                                 "weights with model.init_from: " + dir_.string()
+                                               : ""));
+  }
   if (!fs::exists(dir_ / kCompleteFile))
     throw UserError(fmt::format("checkpoint {} is incomplete: it has no {} marker (its write was interrupted)",
                                 dir_.string(), kCompleteFile));

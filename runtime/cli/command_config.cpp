@@ -23,7 +23,8 @@ int run(const po::variables_map& options, std::ostream& out) {
     out << config_reference_markdown();
     return 0;
   }
-  if (!options.count("config")) throw UsageError("the option '--config' is required (or --reference)");
+  if (!options.count("config") && !options.count("deepspeed"))
+    throw UsageError("the option '--config' is required (or --reference)");
   out << config_to_yaml(load_config_options(options));
   return 0;
 }
@@ -34,7 +35,7 @@ Command config_command() {
   return {
       .name = "config",
       .summary = "Print the resolved experiment config, or the reference of every config key",
-      .usage = "zerotrain config --config FILE [--set KEY=VALUE]...\n"
+      .usage = "zerotrain config --config FILE [--deepspeed ds_config.json] [--set KEY=VALUE]...\n"
                "       zerotrain config --reference",
       .declare_options = declare_options,
       .run = run,

@@ -1,5 +1,7 @@
-// `zerotrain export`: a checkpoint's weights consolidated into one safetensors file (fp32), for
-// inference or other tools. One process reads every rank's shard; no MPI.
+// `zerotrain export`: a checkpoint's weights for inference or other tools. One process reads every
+// rank's shard; no MPI.
+//   --format safetensors: one fp32 safetensors file in zerotrain's own names and layouts;
+//   --format hf: a directory that transformers.AutoModelForCausalLM.from_pretrained loads.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,6 +14,7 @@
 #include "runtime/cli/command.h"
 #include "core/error.h"
 #include "core/memory.h"
+#include "runtime/interop/hf_export.h"
 #include "runtime/train/job_settings.h"
 
 namespace zt::cli {
@@ -21,7 +24,11 @@ void declare_options(po::options_description& options) {
   options.add_options()
       ("checkpoint", po::value<std::string>()->value_name("DIR")->required(),
        "a complete checkpoint directory, e.g. runs/default/checkpoints/step_00000200")
-      ("output,o", po::value<std::string>()->value_name("FILE")->required(), "the safetensors file to write");
+      ("format", po::value<std::string>()->value_name("FORMAT")->default_value("safetensors"),
+       "safetensors: one file, zerotrain's names (docs/checkpoints.md); hf: a Hugging Face model directory "
+       "(config.json + model.safetensors) for transformers' from_pretrained")
+      ("output,o", po::value<std::string>()->value_name("PATH")->required(),
+       "the safetensors file (--format safetensors) or the directory (--format hf) to write");
 }
 
 // Writing into the checkpoint being read would replace one of its files (or add one it never had).
@@ -36,14 +43,25 @@ void refuse_output_inside(const std::filesystem::path& checkpoint_dir, const std
 }
 
 int run(const po::variables_map& options, std::ostream& out) {
+  const std::string format = options["format"].as<std::string>();
+  if (format != "safetensors" && format != "hf")
+    throw UserError(fmt::format("--format {}: unknown format (known: safetensors, hf)", format));
   const std::string output = options["output"].as<std::string>();
   refuse_output_inside(options["checkpoint"].as<std::string>(), output);
   checkpoint::CheckpointReader reader(options["checkpoint"].as<std::string>());
   auto model = build_model(reader.config().model);
-  checkpoint::ExportResult result = checkpoint::export_safetensors(reader, *model, output);
-  out << fmt::format("wrote {}: {} tensors, {} parameters of {} at step {} ({})\n", output, result.tensors,
+  std::size_t tensors = 0;
+  std::uint64_t bytes = 0;
+  if (format == "hf") {
+    interop::HfExportResult result = interop::export_hf(reader, *model, output);
+    tensors = result.tensors, bytes = result.bytes;
+  } else {
+    checkpoint::ExportResult result = checkpoint::export_safetensors(reader, *model, output);
+    tensors = result.tensors, bytes = result.bytes;
+  }
+  out << fmt::format("wrote {}: {} tensors, {} parameters of {} at step {} ({})\n", output, tensors,
                      model->param_count(), model->name(), reader.manifest().step,
-                     format_bytes(static_cast<std::int64_t>(result.bytes)));
+                     format_bytes(static_cast<std::int64_t>(bytes)));
   return 0;
 }
 
@@ -52,8 +70,8 @@ int run(const po::variables_map& options, std::ostream& out) {
 Command export_command() {
   return {
       .name = "export",
-      .summary = "Write a checkpoint's weights as one fp32 safetensors file (see docs/checkpoints.md)",
-      .usage = "zerotrain export --checkpoint DIR --output FILE",
+      .summary = "Write a checkpoint's weights as safetensors, or as a Hugging Face model directory",
+      .usage = "zerotrain export --checkpoint DIR --output PATH [--format safetensors|hf]",
       .declare_options = declare_options,
       .run = run,
   };

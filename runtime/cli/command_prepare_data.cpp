@@ -27,6 +27,8 @@ void declare_options(po::options_description& options) {
       ("merges", po::value<std::string>()->value_name("FILE"), "GPT-2 merges.txt (with --tokenizer gpt2)")
       ("shard-tokens", po::value<std::uint64_t>()->value_name("N")->default_value(100'000'000),
        "tokens per shard file")
+      ("shard-format", po::value<std::string>()->value_name("gpt2|llama3")->default_value("gpt2"),
+       "llm.c's shard layout: gpt2 (magic 20240520, uint16 tokens) or llama3 (magic 20240801, uint32 tokens)")
       ("documents", po::value<std::string>()->value_name("RULE")->default_value("auto"),
        "how a file splits into documents: fortune ('%' lines), paragraph (blank lines), file (whole file), "
        "auto (fortune if the file has a '%' line, else paragraph)");
@@ -44,6 +46,7 @@ int run(const po::variables_map& options, std::ostream& out) {
   prepare.output_dir = options["output"].as<std::string>();
   prepare.val_fraction = options["val-fraction"].as<double>();
   prepare.shard_tokens = options["shard-tokens"].as<std::uint64_t>();
+  prepare.shard_format = data::parse_shard_format(options["shard-format"].as<std::string>());
   prepare.document_rule = data::parse_document_rule(options["documents"].as<std::string>());
 
   const data::PreparedDataset dataset = data::prepare_data(prepare, *tokenizer);

@@ -14,6 +14,8 @@ Command prepare_data_command();
 Command bench_comm_command();
 Command bench_gemm_command();
 Command export_command();
+Command eval_command();
+Command sample_command();
 Command plot_command();
 
 std::span<const Command> all_commands() {
@@ -25,6 +27,8 @@ std::span<const Command> all_commands() {
       bench_comm_command(),
       bench_gemm_command(),
       export_command(),
+      eval_command(),
+      sample_command(),
       plot_command(),
   };
   return commands;

@@ -2,10 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
+#include <iostream>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "runtime/config/deepspeed_config.h"
 
 namespace zt::cli {
 namespace {
@@ -37,27 +41,71 @@ void check_utf8(const std::string& assignment) {
   }
 }
 
+// Whether this process is the launcher's rank 0 (or alone), before MPI is initialised.
+bool launcher_rank_zero() {
+  for (const char* variable : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"})
+    if (const char* value = std::getenv(variable)) return std::atoi(value) == 0;
+  return true;
+}
+
+// A DeepSpeed config as zerotrain settings, shown as the YAML it amounts to (rank 0 only).
+DeepSpeedTranslation read_deepspeed(const std::string& file) {
+  const auto [world, ranks_from] = launcher_world_size();
+  DeepSpeedTranslation translation = translate_deepspeed_config(file, world, ranks_from);
+  if (launcher_rank_zero()) {
+    std::cout << "# " << file << " as zerotrain YAML:\n" << translation.yaml();
+    for (const std::string& note : translation.notes) std::cout << "# note: " << note << "\n";
+    std::cout.flush();
+  }
+  return translation;
+}
+
 }  // namespace
 
 void declare_config_options(po::options_description& options, bool required) {
-  auto* file = po::value<std::string>()->value_name("FILE");
-  if (required) file->required();
-  options.add_options()("config,c", file, "experiment config (YAML)")(
+  (void)required;  // --config or --deepspeed: checked when the config is loaded
+  options.add_options()("config,c", po::value<std::string>()->value_name("FILE"),
+                        "experiment config (YAML; a .json file is read as a DeepSpeed config)")(
+      "deepspeed", po::value<std::string>()->value_name("FILE"),
+      "a DeepSpeed config (ds_config.json): its keys are mapped onto zerotrain's (docs/coming-from.md) and "
+      "applied over --config, if given")(
       "set", po::value<std::vector<std::string>>()->value_name("KEY=VALUE")->composing(),
       "override one config key after the file is read, e.g. --set zero_optimization.stage=3; the value is YAML "
       "and is checked like one in the file; repeatable");
 }
 
 bool has_config_options(const po::variables_map& options) {
-  return options.count("config") > 0 || options.count("set") > 0;
+  return options.count("config") > 0 || options.count("set") > 0 || options.count("deepspeed") > 0;
 }
 
 Config load_config_options(const po::variables_map& options) {
-  if (!options.count("config")) throw UsageError("the option '--config' is required");
   std::vector<std::string> overrides;
   if (options.count("set")) overrides = options["set"].as<std::vector<std::string>>();
   for (const std::string& assignment : overrides) check_utf8(assignment);
   return load_config(options["config"].as<std::string>(), overrides);
+}
+
+  std::optional<std::string> yaml, deepspeed;
+  if (options.count("config")) {
+    const std::string file = options["config"].as<std::string>();
+    if (file.ends_with(".json"))
+      deepspeed = file;
+    else
+      yaml = file;
+  }
+  if (options.count("deepspeed")) {
+    if (deepspeed) throw UsageError("give one DeepSpeed config: --config is a .json file and --deepspeed is given too");
+    deepspeed = options["deepspeed"].as<std::string>();
+  }
+  if (!yaml && !deepspeed) throw UsageError("the option '--config' is required");
+  if (!deepspeed) return load_config(*yaml, overrides);
+  DeepSpeedTranslation translation = read_deepspeed(*deepspeed);
+  if (yaml) {  // the DeepSpeed keys over the YAML file, the user's --set over both
+    std::vector<std::string> all = translation.overrides();
+    all.insert(all.end(), overrides.begin(), overrides.end());
+    return load_config(*yaml, all);
+  }
+  return parse_config(translation.yaml(), *deepspeed + " (as the zerotrain YAML above)", overrides);
 }
 
 }  // namespace zt::cli

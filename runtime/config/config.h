@@ -46,6 +46,9 @@ struct ModelConfig {
   std::int64_t mlp_hidden = 0;
   std::int64_t mlp_layers = 0;
   std::int64_t init_seed = 0;
+  // A Hugging Face checkpoint (save_pretrained directory or .safetensors file) whose weights start
+  // the run instead of init_seed; empty = none.
+  std::string init_from;
   bool operator==(const ModelConfig&) const = default;
 };
 
@@ -67,6 +70,7 @@ struct TrainConfig {
   std::int64_t seed = 0;
   std::int64_t eval_interval = 0;  // 0 = never
   std::int64_t eval_steps = 0;
+  std::int64_t sample_interval = 0;  // 0 = never
   double gradient_clipping = 0;  // max global gradient norm; 0 = off
   NonFinitePolicy on_nonfinite = NonFinitePolicy::stop;
   std::int64_t max_consecutive_nonfinite = 0;  // skip: stop after this many non-finite steps in a row

@@ -8,12 +8,16 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <algorithm>
+#include <functional>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "runtime/config/config.h"
 #include "runtime/config/config_schema.h"
 #include "runtime/config/config_value.h"
+#include "runtime/config/hf_config_shape.h"
 #include "runtime/config/nearest_name.h"
 #include "core/error.h"
 
@@ -186,7 +190,16 @@ YAML::Node load_single_document(std::string_view yaml_text, const ValueSource& s
   }
 }
 
-std::vector<Assignment> read_yaml_assignments(std::string_view yaml_text, const ValueSource& source) {
+// Everything wrong with a config, collected so that one run reports it all. A key whose value
+// was rejected is remembered, so that rules across keys are not checked against its default.
+struct Problems {
+  std::vector<std::string> messages;
+  std::set<std::string> failed_keys;
+  void add(std::string message) { messages.push_back(std::move(message)); }
+};
+
+std::vector<Assignment> read_yaml_assignments(std::string_view yaml_text, const ValueSource& source,
+                                              Problems& problems) {
   const YAML::Node root = load_single_document(yaml_text, source);
   if (root.IsNull()) return {};  // all defaults
   if (!root.IsMap()) {
@@ -196,26 +209,44 @@ std::vector<Assignment> read_yaml_assignments(std::string_view yaml_text, const 
 
   std::vector<Assignment> assignments;
   std::map<std::string, YAML::Mark> seen;
+  // Each key is checked on its own; a mistake is recorded and reading goes on with the next key.
+  auto attempt = [&problems](const std::function<void()>& step) {
+    try {
+      step();
+    } catch (const UserError& error) {
+      problems.add(error.what());
+    }
+  };
   for (const auto& section_entry : root) {
-    const std::string section = key_text(section_entry.first, source);
-    const YAML::Mark section_mark = section_entry.first.Mark();
-    check_not_repeated(seen, section, section_mark, source);
-    if (find_config_section(section) == nullptr)
-      throw UserError(fmt::format("{}: {}", source.at(section_mark), unknown_key_message(section)));
-    const YAML::Node& body = section_entry.second;
-    if (body.IsNull()) continue;  // a section whose keys are all commented out
-    if (!body.IsMap()) {
-      throw UserError(fmt::format("{}: section '{}' must be a map of its keys, found {}", source.at(body.Mark()), section,
-                                  describe_yaml_node(body)));
-    }
-    for (const auto& key_entry : body) {
-      const std::string path = section + "." + key_text(key_entry.first, source);
-      const YAML::Mark key_mark = key_entry.first.Mark();
-      check_not_repeated(seen, path, key_mark, source);
-      const ConfigKey* key = find_config_key(path);
-      if (key == nullptr) throw UserError(fmt::format("{}: {}", source.at(key_mark), unknown_key_message(path)));
-      assignments.push_back({key, read_config_value(*key, key_entry.second, key_mark, source), source.at(key_mark)});
-    }
+    attempt([&] {
+      const std::string section = key_text(section_entry.first, source);
+      const YAML::Mark section_mark = section_entry.first.Mark();
+      check_not_repeated(seen, section, section_mark, source);
+      if (find_config_section(section) == nullptr)
+        throw UserError(fmt::format("{}: {}", source.at(section_mark), unknown_key_message(section)));
+      const YAML::Node& body = section_entry.second;
+      if (body.IsNull()) return;  // a section whose keys are all commented out
+      if (!body.IsMap()) {
+        throw UserError(fmt::format("{}: section '{}' must be a map of its keys, found {}", source.at(body.Mark()),
+                                    section, describe_yaml_node(body)));
+      }
+      for (const auto& key_entry : body) {
+        std::string path;
+        attempt([&] {
+          path = section + "." + key_text(key_entry.first, source);
+          const YAML::Mark key_mark = key_entry.first.Mark();
+          check_not_repeated(seen, path, key_mark, source);
+          const ConfigKey* key = find_config_key(path);
+          if (key == nullptr) throw UserError(fmt::format("{}: {}", source.at(key_mark), unknown_key_message(path)));
+          try {
+            assignments.push_back({key, read_config_value(*key, key_entry.second, key_mark, source), source.at(key_mark)});
+          } catch (const UserError&) {
+            problems.failed_keys.insert(path);
+            throw;
+          }
+        });
+      }
+    });
   }
   return assignments;
 }
@@ -262,7 +293,18 @@ void apply_model_preset(Config& config, const std::map<std::string, std::string>
   }
 }
 
-Config resolve(const std::vector<Assignment>& assignments, const std::string& fallback_origin) {
+// With model.init_from, the checkpoint's config.json gives the shape keys that were not given
+// explicitly (an explicit preset wins: the weights are then checked against it when loaded).
+void apply_init_from_shape(Config& config, const std::map<std::string, std::string>& origin_of) {
+  if (config.model.init_from.empty() || origin_of.contains("model.preset")) return;
+  const std::optional<std::filesystem::path> config_json = hf_config_json_for(config.model.init_from);
+  if (!config_json) return;
+  for (const auto& [path, value] : hf_config_shape(*config_json))
+    if (!origin_of.contains(path)) find_config_key(path)->store(config, value);
+  config.model.preset = ModelPreset::none;  // the shape is the checkpoint's, not the default preset's
+}
+
+Config resolve(const std::vector<Assignment>& assignments, const std::string& fallback_origin, Problems& problems) {
   Config config;
   for (const ConfigKey& key : config_keys()) key.store(config, key.default_value);
   std::map<std::string, std::string> origin_of;
@@ -271,7 +313,17 @@ Config resolve(const std::vector<Assignment>& assignments, const std::string& fa
     origin_of[assignment.key->path] = assignment.origin;
   }
   apply_model_preset(config, origin_of);
+  try {
+    apply_init_from_shape(config, origin_of);
+  } catch (const UserError& error) {
+    problems.add(fmt::format("{}: {}", origin_of.count("model.init_from") ? origin_of["model.init_from"] : fallback_origin,
+                             error.what()));
+  }
   for (const ConsistencyRule& rule : consistency_rules()) {
+    // A key whose own value was rejected would be checked with its default: skip the rule.
+    if (std::any_of(rule.keys.begin(), rule.keys.end(),
+                    [&](const std::string& path) { return problems.failed_keys.contains(path); }))
+      continue;
     std::optional<std::string> problem = rule.check(config);
     if (!problem) continue;
     // Blame the first key of the rule that was given explicitly: that is where to fix it.
@@ -282,20 +334,46 @@ Config resolve(const std::vector<Assignment>& assignments, const std::string& fa
         break;
       }
     }
-    throw UserError(fmt::format("{}: {}", origin, *problem));
+    problems.add(fmt::format("{}: {}", origin, *problem));
   }
   return config;
 }
 
+// One problem reads as before; several are listed, one per line, under a count.
+void throw_if_any(const Problems& problems, std::string_view source_name) {
+  if (problems.messages.empty()) return;
+  if (problems.messages.size() == 1) throw UserError(problems.messages.front());
+  std::string message = fmt::format("{}: {} problems in the config:", source_name, problems.messages.size());
+  for (const std::string& m : problems.messages) message += "\n  " + m;
+  throw UserError(message);
+}
+
 }  // namespace
 
-Config default_config() { return resolve({}, "defaults"); }
+Config default_config() {
+  Problems problems;
+  Config config = resolve({}, "defaults", problems);
+  throw_if_any(problems, "defaults");
+  return config;
+}
 
 Config parse_config(std::string_view yaml_text, std::string_view source_name, std::span<const std::string> overrides) {
   check_is_text(yaml_text, source_name);
-  std::vector<Assignment> assignments = read_yaml_assignments(yaml_text, ValueSource::file(std::string(source_name)));
-  for (const std::string& argument : overrides) assignments.push_back(read_override(argument));
-  return resolve(assignments, std::string(source_name));
+  Problems problems;
+  std::vector<Assignment> assignments =
+      read_yaml_assignments(yaml_text, ValueSource::file(std::string(source_name)), problems);
+  for (const std::string& argument : overrides) {
+    try {
+      assignments.push_back(read_override(argument));
+    } catch (const UserError& error) {
+      problems.add(error.what());
+      const std::string path(trimmed(std::string_view(argument).substr(0, argument.find('='))));
+      problems.failed_keys.insert(path);
+    }
+  }
+  Config config = resolve(assignments, std::string(source_name), problems);
+  throw_if_any(problems, source_name);
+  return config;
 }
 
 Config load_config(const std::filesystem::path& file, std::span<const std::string> overrides) {

@@ -138,7 +138,8 @@ std::optional<std::string> check_not_empty(std::string_view text) {
 std::vector<ConfigSection> make_sections() {
   return {
       {"model", "The network: a GPT-2 or Llama style transformer or a plain MLP, and its shape."},
-      {"data", "Token shard files (llm.c format: 256 x int32 header, then uint16 tokens) and the sequence length."},
+      {"data", "Token shard files (llm.c format: 256 x int32 header, then uint16 tokens, or uint32 for Llama 3 "
+       "shards) and the sequence length."},
       {"train", "The training loop: device, batch sizes, step counts, evaluation and gradient clipping."},
       {"optimizer", "AdamW hyper-parameters and which parameters get weight decay."},
       {"scheduler", "The learning-rate schedule over `train.steps`."},
@@ -178,7 +179,7 @@ std::vector<ConfigKey> make_keys() {
   add(integer("model.n_embd", field(&Config::model, &ModelConfig::n_embd), 64, between(1, 65536),
               "Width of the residual stream (embedding size)."));
   add(integer("model.vocab_size", field(&Config::model, &ModelConfig::vocab_size), 256, between(1, 1 << 24),
-              "Number of token ids. Token shards store uint16 ids, so training data can name at most 65536 of them."));
+              "Number of token ids; above 65536 the data must be llm.c Llama 3 shards (uint32 tokens)."));
   add(integer("model.block_size", field(&Config::model, &ModelConfig::block_size), 64, between(1, 1 << 20),
               "Longest sequence the model takes (gpt2: number of learned positions; llama: "
               "max_position_embeddings)."));
@@ -212,6 +213,10 @@ std::vector<ConfigKey> make_keys() {
               "`mlp`: number of hidden layers."));
   add(integer("model.init_seed", field(&Config::model, &ModelConfig::init_seed), 42, at_least(0),
               "Seed of the parameter initialisation (the same on every rank)."));
+  add(text("model.init_from", field(&Config::model, &ModelConfig::init_from), "",
+           "Start from Hugging Face weights instead of `init_seed`: a `save_pretrained` directory or a "
+           "`.safetensors` file (GPT-2). Fresh optimizer state; any ZeRO stage and world size. Shape keys not "
+           "given explicitly (and no explicit `preset`) are taken from the checkpoint's config.json. Empty = none."));
 
   // data
   add(text("data.train_files", field(&Config::data, &DataConfig::train_files), "data/fortunes/train_*.bin",
@@ -253,6 +258,9 @@ std::vector<ConfigKey> make_keys() {
               "Evaluate on `data.val_files` every this many steps; 0 = never."));
   add(integer("train.eval_steps", field(&Config::train, &TrainConfig::eval_steps), 10, between(1, kMaxSteps),
               "Validation batches per evaluation."));
+  add(integer("train.sample_interval", field(&Config::train, &TrainConfig::sample_interval), 0, at_least(0),
+              "gpt2: every this many steps, print 32 tokens sampled from the current weights (after "
+              "end-of-text, temperature 1, top-k 40, seeded by the step) with the data's tokenizer; 0 = never."));
   add(number("train.gradient_clipping", field(&Config::train, &TrainConfig::gradient_clipping), 1.0, at_least(0),
              "Clip the global L2 norm of the gradients to this; 0 = no clipping."));
   add(choice("train.on_nonfinite", field(&Config::train, &TrainConfig::on_nonfinite), NonFinitePolicy::stop,

@@ -85,7 +85,9 @@ nlohmann::json split_json(const SplitSummary& split) {
 void write_summary(const PrepareDataOptions& options, const PreparedDataset& dataset, const nlohmann::json& inputs,
                    const std::filesystem::path& dir) {
   const nlohmann::json summary = {
-      {"format", "llm.c token shards: 256 x int32 header (magic 20240520, version 1, count), uint16 tokens"},
+      {"format", options.shard_format == ShardFormat::gpt2
+                     ? "llm.c token shards: 256 x int32 header (magic 20240520, version 1, count), uint16 tokens"
+                     : "llm.c Llama 3 token shards: 256 x int32 header (magic 20240801, version 7, count), uint32 tokens"},
       {"tokenizer", dataset.tokenizer},
       {"vocab_size", dataset.vocab_size},
       {"end_of_text", dataset.end_of_text},
@@ -117,8 +119,8 @@ PreparedDataset prepare_data(const PrepareDataOptions& options, Tokenizer& token
   dataset.tokenizer = tokenizer.name();
   dataset.vocab_size = tokenizer.vocab_size();
   dataset.end_of_text = tokenizer.end_of_text();
-  ShardSequenceWriter train_writer(staging.path(), "train", options.shard_tokens);
-  ShardSequenceWriter val_writer(staging.path(), "val", options.shard_tokens);
+  ShardSequenceWriter train_writer(staging.path(), "train", options.shard_tokens, options.shard_format);
+  ShardSequenceWriter val_writer(staging.path(), "val", options.shard_tokens, options.shard_format);
   nlohmann::json inputs = nlohmann::json::array();
   std::uint64_t document_index = 0;
   std::vector<std::string> documents;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "runtime/data/documents.h"
+#include "runtime/data/shard_format.h"
 #include "runtime/data/tokenizer.h"
 
 namespace zt::data {
@@ -29,6 +30,7 @@ struct PrepareDataOptions {
   std::filesystem::path output_dir;
   double val_fraction = 0.1;                   // in [0, 1)
   std::uint64_t shard_tokens = 100'000'000;    // tokens per shard file (llm.c uses 10^8)
+  ShardFormat shard_format = ShardFormat::gpt2;  // llama3: uint32 tokens
   DocumentRule document_rule = DocumentRule::automatic;
 };
 

@@ -19,9 +19,9 @@
 namespace zt::data {
 namespace {
 
-// The payload is read as uint16 as it lies in the file, which is the file's little-endian order
-// only on a little-endian host (every platform zerotrain targets).
-static_assert(std::endian::native == std::endian::little, "token shards are read as little-endian uint16");
+// The payload is read as uint16/uint32 as it lies in the file, which is the file's little-endian
+// order only on a little-endian host (every platform zerotrain targets).
+static_assert(std::endian::native == std::endian::little, "token shards are read as little-endian integers");
 
 // O_NONBLOCK: opening a FIFO that matched a data glob must not wait for a writer (forever). It has
 // no effect on reads of regular files, the only kind accepted.
@@ -66,7 +66,10 @@ TokenShard::TokenShard(std::filesystem::path path) : path_(std::move(path)) {
   std::array<std::byte, kShardHeaderBytes> header{};
   const std::size_t got = pread_fully(fd_, path_, 0, header);
   try {
-    count_ = validate_shard_header(path_.string(), std::span(header.data(), got), file_bytes_);
+    const ShardInfo shard = validate_shard_header(path_.string(), std::span(header.data(), got), file_bytes_);
+    count_ = shard.token_count;
+    format_ = shard.format;
+    token_bytes_ = shard_format_info(shard.format).token_bytes;
   } catch (...) {
     close();
     throw;
@@ -79,6 +82,9 @@ TokenShard::~TokenShard() { close(); }
 TokenShard::TokenShard(TokenShard&& other) noexcept
     : path_(std::move(other.path_)),
       count_(other.count_),
+      format_(other.format_),
+      token_bytes_(other.token_bytes_),
+      raw_(std::move(other.raw_)),
       file_bytes_(other.file_bytes_),
       device_(other.device_),
       inode_(other.inode_),
@@ -101,31 +107,41 @@ void TokenShard::open_checked() {
   }
 }
 
-void TokenShard::read(std::uint64_t first, std::span<std::uint16_t> out, int vocab_size) {
+void TokenShard::read(std::uint64_t first, std::span<std::uint32_t> out, int vocab_size) {
   if (first > count_ || out.size() > count_ - first)
     throw std::out_of_range(fmt::format("{}: tokens [{}, {}) of {}", path_.string(), first, first + out.size(), count_));
   if (fd_ < 0) open_checked();
-  const std::uint64_t offset = kShardHeaderBytes + kTokenBytes * first;
-  const std::size_t got = pread_fully(fd_, path_, offset, std::as_writable_bytes(out));
-  if (got != out.size_bytes()) {
+  const std::uint64_t offset = kShardHeaderBytes + token_bytes_ * first;
+  raw_.resize(out.size() * token_bytes_);
+  const std::size_t got = pread_fully(fd_, path_, offset, raw_);
+  if (got != raw_.size()) {
     struct stat info {};
     const long long now = ::fstat(fd_, &info) == 0 ? static_cast<long long>(info.st_size) : -1;
     throw UserError(fmt::format("{}: the file ends at byte {}, inside the {} bytes read at byte offset {} ({} bytes at "
                                 "start-up, {} now); was it truncated or rewritten during the run?",
-                                path_.string(), offset + got, out.size_bytes(), offset, file_bytes_, now));
+                                path_.string(), offset + got, raw_.size(), offset, file_bytes_, now));
   }
   for (std::size_t i = 0; i < out.size(); ++i) {
-    if (out[i] >= vocab_size) {
+    if (token_bytes_ == 2) {
+      std::uint16_t token = 0;
+      std::memcpy(&token, raw_.data() + 2 * i, 2);
+      out[i] = token;
+    } else {
+      std::memcpy(&out[i], raw_.data() + 4 * i, 4);
+    }
+  }
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (out[i] >= static_cast<std::uint32_t>(vocab_size)) {
       throw UserError(fmt::format(
           "{}: token {} at index {} (byte offset {}) is not below the model's vocabulary size {}; "
           "was this shard made with another tokenizer, or changed during the run?",
-          path_.string(), out[i], first + i, offset + kTokenBytes * i, vocab_size));
+          path_.string(), out[i], first + i, offset + token_bytes_ * i, vocab_size));
     }
   }
 }
 
-std::vector<std::uint16_t> TokenShard::read_all(int vocab_size) {
-  std::vector<std::uint16_t> tokens(count_);
+std::vector<std::uint32_t> TokenShard::read_all(int vocab_size) {
+  std::vector<std::uint32_t> tokens(count_);
   read(0, tokens, vocab_size);
   close();
   return tokens;
@@ -133,7 +149,7 @@ std::vector<std::uint16_t> TokenShard::read_all(int vocab_size) {
 
 void TokenShard::check_tokens_below(int vocab_size) {
   constexpr std::uint64_t kPiece = 1u << 19;  // tokens per read: 1 MiB
-  std::vector<std::uint16_t> piece(std::min(kPiece, count_));
+  std::vector<std::uint32_t> piece(std::min(kPiece, count_));
   for (std::uint64_t first = 0; first < count_; first += kPiece) {
     const std::uint64_t n = std::min(kPiece, count_ - first);
     read(first, std::span(piece.data(), n), vocab_size);

@@ -18,10 +18,8 @@ void check_options(const TokenLoaderOptions& options) {
   if (options.world_size <= 0 || options.rank < 0 || options.rank >= options.world_size) {
     throw UserError(fmt::format("data loader: rank {} is not in a world of {} ranks", options.rank, options.world_size));
   }
-  if (options.vocab_size <= 0 || options.vocab_size > 65536) {
-    throw UserError(fmt::format("data loader: vocabulary size must be in [1, 65536] (uint16 tokens), got {}",
-                                options.vocab_size));
-  }
+  if (options.vocab_size <= 0)
+    throw UserError(fmt::format("data loader: vocabulary size must be positive, got {}", options.vocab_size));
 }
 
 // Seed streams: the shard order of an epoch, and the window order of each shard in it.
@@ -117,7 +115,7 @@ void TokenLoader::next(std::span<std::int32_t> inputs, std::span<std::int32_t> t
 
   const std::uint64_t first_row = position_.window + static_cast<std::uint64_t>(options_.rank) * B;
   window_tokens_.resize(T + 1);
-  const std::span<const std::uint16_t> tokens = window_tokens_;  // (T+1)
+  const std::span<const std::uint32_t> tokens = window_tokens_;  // (T+1)
   for (std::size_t b = 0; b < B; ++b) {
     const auto [shard, window] = locate(first_row + b);
     // At most one shard file open at a time: consecutive windows mostly share a shard.
@@ -126,8 +124,8 @@ void TokenLoader::next(std::span<std::int32_t> inputs, std::span<std::int32_t> t
     // Read into our own buffer and checked there: what the model sees is what was validated.
     shards_[shard].read(window * T, window_tokens_, options_.vocab_size);
     for (std::size_t t = 0; t < T; ++t) {
-      inputs[b * T + t] = tokens[t];
-      targets[b * T + t] = tokens[t + 1];
+      inputs[b * T + t] = static_cast<std::int32_t>(tokens[t]);
+      targets[b * T + t] = static_cast<std::int32_t>(tokens[t + 1]);
     }
   }
   position_.window += global_batch_rows();

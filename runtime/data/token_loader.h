@@ -79,7 +79,7 @@ class TokenLoader {
   std::size_t permuted_shard_ = SIZE_MAX;    // whose window order window_order_ holds
   std::vector<std::uint32_t> window_order_;
   std::size_t open_shard_ = SIZE_MAX;          // the one shard whose file is open
-  std::vector<std::uint16_t> window_tokens_;   // (T+1): the window being copied out, as read and checked
+  std::vector<std::uint32_t> window_tokens_;   // (T+1): the window being copied out, as read and checked
 };
 
 }  // namespace zt::data

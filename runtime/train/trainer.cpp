@@ -147,6 +147,7 @@ Trainer::Trainer(const Config& config, MPI_Comm job) : config_(config), schedule
   }
 
   restore_or_init();
+  prepare_sampling();
   // An unwritable checkpoint.dir fails now rather than at the first save (master weights, m and v: 12 B/param).
   guard_->check_checkpoint_dir(checkpoint_root_, model_->param_count() * 3 * sizeof(float));
 
@@ -293,6 +294,7 @@ TrainSummary Trainer::run() {
       log::progress("step {} | val loss {:.4f}", s, val);
       if (metrics_) metrics_->write({{"step", s}, {"val_loss", val}});
     }
+    if (config_.train.sample_interval > 0 && s % config_.train.sample_interval == 0) print_sample(s);
     // Before the periodic save, so that a non-finite state is never saved as a checkpoint.
     if (std::optional<StopRequest> stop = guard_->after_step(s, stats)) stop_early(*stop);
     if (checkpoint_due(s)) {

@@ -15,6 +15,7 @@
 #include "models/model.h"
 #include "optim/lr_schedule.h"
 #include "runtime/config/config.h"
+#include "runtime/data/tokenizer.h"
 #include "runtime/train/batch_source.h"
 #include "runtime/train/metrics_log.h"
 #include "runtime/train/run_guard.h"
@@ -58,6 +59,9 @@ class Trainer {
   // The newest complete checkpoint this run saved (or resumed from) in checkpoint_root_.
   std::optional<std::filesystem::path> newest_checkpoint_of_this_run() const;
   MemoryTracker::Space memory_space() const;
+  // train.sample_interval (trainer_sample.cpp): a short text sample from the current weights.
+  void prepare_sampling();
+  void print_sample(std::int64_t step);
   // Ends the job after a StopRequest (trainer_stop.cpp): saves a final checkpoint when the request
   // wants one, names the last good one otherwise, then throws JobStopped on every rank.
   [[noreturn]] void stop_early(const StopRequest& stop);
@@ -87,6 +91,7 @@ class Trainer {
   double flops_per_step_ = 0.0;
   double peak_flops_per_s_ = 0.0;  // CPU: the measured (or configured) sgemm rate of all ranks; 0 = unknown
   std::unique_ptr<trace::TraceSession> trace_;
+  std::unique_ptr<data::Tokenizer> sample_tokenizer_;  // rank 0, when samples are printed as text
 };
 
 }  // namespace zt

@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/memory.h"
+#include "runtime/interop/hf_weights.h"
 #include "runtime/train/trainer.h"
 
 namespace zt {
@@ -26,6 +27,13 @@ void Trainer::restore_or_init() {
   if (c.resume != "none" && comm_->rank() == 0)
     for (const auto& partial : checkpoint::remove_partial_checkpoints(checkpoint_root_))
       log::info("removed the partial checkpoint {} (an interrupted write)", partial.string());
+  if (!choice.from && !config_.model.init_from.empty()) {
+    // A fresh run from Hugging Face weights: step 1, zero AdamW moments, the initial loss scale.
+    interop::HfWeights weights(config_.model.init_from, *model_);
+    engine_->load_state(weights, 0, engine_->loss_scaler().state());
+    log::progress("initialised {} tensors from {} (model.init_from)", weights.tensor_count(), config_.model.init_from);
+    return;
+  }
   if (!choice.from) {
     engine_->init_parameters(static_cast<std::uint64_t>(config_.model.init_seed));
     return;

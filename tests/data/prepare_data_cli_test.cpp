@@ -53,5 +53,27 @@ TEST(PrepareDataCli, MistakesAreReportedWithTheirExitStatus) {
   EXPECT_NE(no_vocab.err.find("vocab.json and merges.txt"), std::string::npos) << no_vocab.err;
 }
 
+TEST(PrepareDataCli, WritesLlama3ShardsWithTheSameTokens) {
+  const TempDir dir;
+  const auto text = dir.write("fortunes", "one\n%\ntwo\n%\nthree\n%\nfour\n%\n");
+  for (const char* format : {"gpt2", "llama3"}) {
+    const CliResult result = run({"prepare-data", "--input", text.string(), "--output", (dir / format).string(),
+                                  "--val-fraction", "0.5", "--shard-format", format});
+    ASSERT_EQ(result.status, cli::kExitSuccess) << result.err;
+  }
+  TokenShard narrow(dir / "gpt2" / "train_000000.bin"), wide(dir / "llama3" / "train_000000.bin");
+  EXPECT_EQ(narrow.format(), ShardFormat::gpt2);
+  EXPECT_EQ(wide.format(), ShardFormat::llama3);
+  EXPECT_EQ(wide.tokens(), narrow.tokens());
+  EXPECT_EQ(std::filesystem::file_size(dir / "llama3" / "train_000000.bin"), 1024 + 4 * wide.size());
+
+  const CliResult bad = run({"prepare-data", "--input", text.string(), "--output", (dir / "x").string(),
+                             "--shard-format", "llama2"});
+  EXPECT_EQ(bad.status, cli::kExitFailure);
+  EXPECT_NE(bad.err.find("unknown shard format 'llama2' (known: gpt2 = uint16 tokens, llama3 = uint32 tokens)"),
+            std::string::npos)
+      << bad.err;
+}
+
 }  // namespace
 }  // namespace zt::data

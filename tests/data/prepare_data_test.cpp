@@ -23,8 +23,8 @@ std::vector<std::uint16_t> tokens_of(const std::vector<std::filesystem::path>& s
   std::vector<std::uint16_t> all;
   for (const auto& path : shards) {
     TokenShard shard(path);
-    const std::vector<std::uint16_t> tokens = shard.read_all();
-    all.insert(all.end(), tokens.begin(), tokens.end());
+    const std::vector<std::uint32_t> read = shard.tokens();
+    all.insert(all.end(), read.begin(), read.end());
   }
   return all;
 }

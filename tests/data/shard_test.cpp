@@ -11,6 +11,7 @@
 #include "runtime/data/shard_format.h"
 #include "runtime/data/shard_reader.h"
 #include "runtime/data/shard_writer.h"
+#include "runtime/data/token_loader.h"
 #include "tests/data/temp_dir.h"
 
 namespace zt::data {
@@ -53,7 +54,8 @@ TEST(Shard, RoundTrip) {
   write_token_shard(dir / "s.bin", tokens);
   TokenShard shard(dir / "s.bin");
   EXPECT_EQ(shard.size(), tokens.size());
-  EXPECT_EQ(shard.read_all(), tokens);
+  const std::vector<std::uint32_t> read = shard.tokens();
+  EXPECT_EQ(std::vector<std::uint16_t>(read.begin(), read.end()), tokens);
 }
 
 TEST(Shard, EmptyShardRoundTrips) {
@@ -78,8 +80,8 @@ TEST(Shard, SequenceWriterRollsOverAtTheShardSize) {
   for (const auto& file : writer.files()) {
     TokenShard shard(file);
     sizes.push_back(shard.size());
-    const std::vector<std::uint16_t> tokens = shard.read_all();
-    all.insert(all.end(), tokens.begin(), tokens.end());
+    const std::vector<std::uint32_t> read = shard.tokens();
+    all.insert(all.end(), read.begin(), read.end());
   }
   EXPECT_EQ(sizes, (std::vector<std::size_t>{4, 4, 2}));
   EXPECT_EQ(all, (std::vector<std::uint16_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}));
@@ -131,13 +133,71 @@ TEST(ShardErrors, TrailingBytes) {
 TEST(ShardErrors, WrongMagicSaysFoundAndExpected) {
   const TempDir dir;
   write_raw_shard(dir, "magic.bin", {12345, kShardVersion, 0}, 0);
-  EXPECT_USER_ERROR(TokenShard(dir / "magic.bin"), "magic.bin", "magic number 12345", "expected 20240520");
+  EXPECT_USER_ERROR(TokenShard(dir / "magic.bin"), "magic.bin", "magic number 12345",
+                    "the known formats are 20240520 (llm.c GPT-2: version 1, uint16 tokens), "
+                    "20240801 (llm.c Llama 3: version 7, uint32 tokens)");
 }
 
 TEST(ShardErrors, UnsupportedVersion) {
   const TempDir dir;
   write_raw_shard(dir, "v2.bin", {kShardMagic, 2, 0}, 0);
   EXPECT_USER_ERROR(TokenShard(dir / "v2.bin"), "v2.bin", "unsupported token shard version 2", "expected 1");
+}
+
+TEST(Shard, Llama3LayoutIsLlmcByteByByteAndRoundTrips) {
+  const TempDir dir;
+  // Ids above 65535 need the uint32 format (Llama 3's vocabulary has 128,256 tokens).
+  const std::vector<std::uint16_t> small = {1, 0x0203, 65535};
+  write_token_shard(dir / "s.bin", small, ShardFormat::llama3);
+  const auto bytes = read_bytes(dir / "s.bin");
+  ASSERT_EQ(bytes.size(), 1024u + 12u);
+  // 20240801 = 0x0134D9A1, version 7, little-endian
+  EXPECT_EQ((std::vector<unsigned char>(bytes.begin(), bytes.begin() + 12)),
+            (std::vector<unsigned char>{0xA1, 0xD9, 0x34, 0x01, 7, 0, 0, 0, 3, 0, 0, 0}));
+  EXPECT_EQ((std::vector<unsigned char>(bytes.begin() + 1024, bytes.end())),
+            (std::vector<unsigned char>{1, 0, 0, 0, 3, 2, 0, 0, 0xFF, 0xFF, 0, 0}));
+  TokenShard shard(dir / "s.bin");
+  EXPECT_EQ(shard.format(), ShardFormat::llama3);
+  EXPECT_EQ(shard.tokens(), (std::vector<std::uint32_t>{1, 0x0203, 65535}));
+}
+
+TEST(Shard, Llama3ReadsIdsAbove65535) {
+  const TempDir dir;
+  // Written as llm.c's dev/data scripts write it: header, then uint32 ids.
+  std::vector<std::int32_t> header(kShardHeaderInts, 0);
+  header[0] = 20240801, header[1] = 7, header[2] = 3;
+  std::string bytes(reinterpret_cast<const char*>(header.data()), kShardHeaderBytes);
+  const std::uint32_t ids[] = {128000, 70000, 5};
+  bytes.append(reinterpret_cast<const char*>(ids), sizeof ids);
+  dir.write("l3.bin", bytes);
+  TokenShard shard(dir / "l3.bin");
+  EXPECT_EQ(shard.tokens(), (std::vector<std::uint32_t>{128000, 70000, 5}));
+  EXPECT_NO_THROW(shard.check_tokens_below(128256));
+  EXPECT_USER_ERROR(shard.check_tokens_below(100000), "l3.bin", "token 128000", "index 0", "byte offset 1024",
+                    "vocabulary size 100000");
+}
+
+TEST(Shard, Llama3ShardsFeedTheLoaderIdsAbove65535) {
+  const TempDir dir;
+  std::vector<std::int32_t> header(kShardHeaderInts, 0);
+  header[0] = 20240801, header[1] = 7, header[2] = 9;
+  std::string bytes(reinterpret_cast<const char*>(header.data()), kShardHeaderBytes);
+  std::vector<std::uint32_t> ids(9);
+  for (std::uint32_t i = 0; i < 9; ++i) ids[i] = 100000 + 1000 * i;
+  bytes.append(reinterpret_cast<const char*>(ids.data()), ids.size() * sizeof(std::uint32_t));
+  dir.write("train_000.bin", bytes);
+  TokenLoader loader({(dir / "train_*.bin").string(), 2, 4, 0, 1, 0, 128256, WindowOrder::sequential});
+  std::vector<std::int32_t> inputs(8), targets(8);
+  loader.next(inputs, targets);
+  EXPECT_EQ(inputs, (std::vector<std::int32_t>{100000, 101000, 102000, 103000, 104000, 105000, 106000, 107000}));
+  EXPECT_EQ(targets, (std::vector<std::int32_t>{101000, 102000, 103000, 104000, 105000, 106000, 107000, 108000}));
+}
+
+TEST(ShardErrors, Llama3MagicWithGpt2Version) {
+  const TempDir dir;
+  write_raw_shard(dir, "mixed.bin", {20240801, 1, 0}, 0);
+  EXPECT_USER_ERROR(TokenShard(dir / "mixed.bin"), "mixed.bin", "unsupported token shard version 1 for magic 20240801",
+                    "expected 7 (uint32 tokens)");
 }
 
 TEST(ShardErrors, TokenNotBelowVocabularyNamesFileOffsetTokenAndVocab) {

@@ -59,8 +59,8 @@ TEST(CliHelp, Version) {
 TEST(CliHelp, SubcommandHelpDescribesEveryOption) {
   CliResult result = run({"config", "--help"});
   EXPECT_EQ(result.status, kExitSuccess);
-  expect_contains(result.out, {"Usage: zerotrain config --config FILE", "--config", "--set", "--reference", "--help",
-                               "experiment config (YAML)"});
+  expect_contains(result.out, {"Usage: zerotrain config --config FILE", "--config", "--deepspeed", "--set",
+                               "--reference", "--help", "experiment config (YAML; a .json file is read as a"});
 }
 
 TEST(CliErrors, UnknownCommandSuggestsAnExistingOne) {

@@ -1,0 +1,75 @@
+#include "runtime/config/hf_config_shape.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+
+namespace zt {
+namespace {
+
+struct ShapeKey {
+  const char* hf;
+  const char* zerotrain;
+};
+
+// Per Hugging Face model_type: which config.json key gives which zerotrain shape key. Another
+// model family adds its row here.
+struct FamilyShape {
+  const char* model_type;
+  std::vector<ShapeKey> keys;
+};
+
+const std::vector<FamilyShape>& families() {
+  static const std::vector<FamilyShape> table = {
+      {"gpt2",
+       {{"n_layer", "model.n_layer"},
+        {"n_head", "model.n_head"},
+        {"n_embd", "model.n_embd"},
+        {"vocab_size", "model.vocab_size"},
+        {"n_positions", "model.block_size"}}},
+  };
+  return table;
+}
+
+}  // namespace
+
+std::optional<std::filesystem::path> hf_config_json_for(const std::filesystem::path& init_from) {
+  std::error_code error;
+  std::filesystem::path candidate = std::filesystem::is_directory(init_from, error)
+                                        ? init_from / "config.json"
+                                        : init_from.parent_path() / "config.json";
+  if (std::filesystem::is_regular_file(candidate, error)) return candidate;
+  return std::nullopt;
+}
+
+std::vector<std::pair<std::string, std::int64_t>> hf_config_shape(const std::filesystem::path& config_json) {
+  std::ifstream in(config_json);
+  if (!in) throw UserError(fmt::format("cannot read {}", config_json.string()));
+  nlohmann::json json;
+  try {
+    json = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw UserError(fmt::format("{} is not valid JSON: {}", config_json.string(), e.what()));
+  }
+  const std::string model_type = json.is_object() ? json.value("model_type", std::string()) : std::string();
+  std::string known;
+  for (const FamilyShape& family : families()) {
+    known += (known.empty() ? "" : ", ") + std::string(family.model_type);
+    if (family.model_type != model_type) continue;
+    std::vector<std::pair<std::string, std::int64_t>> shape;
+    for (const ShapeKey& key : family.keys) {
+      if (!json.contains(key.hf) || !json[key.hf].is_number_integer())
+        throw UserError(fmt::format("{}: '{}' is missing or not an integer (it gives {})", config_json.string(), key.hf,
+                                    key.zerotrain));
+      shape.emplace_back(key.zerotrain, json[key.hf].get<std::int64_t>());
+    }
+    return shape;
+  }
+  throw UserError(fmt::format("{}: model_type '{}' cannot be loaded by zerotrain (supported: {})", config_json.string(),
+                              model_type, known));
+}
+
+}  // namespace zt

@@ -1,0 +1,59 @@
+#include "runtime/train/run_tokenizer.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <vector>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "runtime/data/prepare_data.h"
+
+namespace zt {
+
+std::unique_ptr<data::Tokenizer> run_tokenizer(const Config& config, std::string kind,
+                                               const std::filesystem::path& vocab_json,
+                                               const std::filesystem::path& merges_txt) {
+  const std::filesystem::path summary =
+      std::filesystem::path(config.data.train_files).parent_path() / std::string(data::kDatasetSummaryFile);
+  if (kind.empty()) {
+    std::ifstream in(summary);
+    const nlohmann::json json = in ? nlohmann::json::parse(in, nullptr, false) : nlohmann::json();
+    if (json.is_object() && json.contains("tokenizer") && json["tokenizer"].is_string())
+      kind = json["tokenizer"].get<std::string>();
+    else if (config.model.vocab_size == 256)
+      kind = "byte";
+    else
+      throw UserError(fmt::format("cannot tell the run's tokenizer: {} is missing or names none, and the vocabulary "
+                                  "has {} tokens; pass --tokenizer byte, or --tokenizer gpt2 --vocab FILE --merges FILE",
+                                  summary.string(), config.model.vocab_size));
+  }
+  if (kind == "gpt2" && (vocab_json.empty() || merges_txt.empty()))
+    throw UserError("the run's data was tokenized with GPT-2's BPE: pass --vocab vocab.json --merges merges.txt");
+  std::unique_ptr<data::Tokenizer> tokenizer = data::make_tokenizer(kind, vocab_json, merges_txt);
+  if (tokenizer->vocab_size() > config.model.vocab_size)
+    throw UserError(fmt::format("the {} tokenizer has {} tokens, more than the model's vocab_size {}", kind,
+                                tokenizer->vocab_size(), config.model.vocab_size));
+  return tokenizer;
+}
+
+std::string decode_for_display(const data::Tokenizer& tokenizer, std::span<const std::int32_t> tokens) {
+  std::string text;
+  std::vector<std::uint16_t> run;
+  auto flush = [&] {
+    text += tokenizer.decode(run);
+    run.clear();
+  };
+  for (std::int32_t t : tokens) {
+    if (t == tokenizer.end_of_text()) {
+      flush();
+      text += "<|endoftext|>";
+    } else {
+      run.push_back(static_cast<std::uint16_t>(t));
+    }
+  }
+  flush();
+  return text;
+}
+
+}  // namespace zt

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# DeepSpeed configs through the real binary (`zerotrain config` and `zerotrain train`):
+#   - every mapped key lands on its zerotrain key, the translation is printed as YAML, no-op keys
+#     get a one-line note, "auto" leaves the value to the rest of the config;
+#   - train_batch_size is checked against micro batch x accumulation x ranks, and derives the
+#     missing one; unsupported features are all reported in one run with their alternatives;
+#   - a .json given to --config reads the same; a training run on 2 ranks uses the mapping;
+#   - a YAML config with several mistakes reports all of them at once.
+# Usage: deepspeed_config_test.sh ZEROTRAIN MPIEXEC [MPIEXEC FLAGS...]
+set -euo pipefail
+zerotrain=$1
+shift
+mpirun=("$@")
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+expect() {  # expect LOG TEXT...: LOG holds every TEXT
+  local log=$1
+  shift
+  for text in "$@"; do grep -qF -- "$text" "$log" || { cat "$log"; fail "expected '$text' in $log"; }; done
+}
+
+cat > "$work/ds.json" <<'JSON'
+{
+  "train_batch_size": 16,
+  "train_micro_batch_size_per_gpu": 4,
+  "gradient_accumulation_steps": 4,
+  "steps_per_print": 5,
+  "gradient_clipping": 0.5,
+  "bf16": {"enabled": true},
+  "optimizer": {"type": "AdamW", "params": {"lr": 0.002, "betas": [0.9, 0.99], "eps": 1e-7, "weight_decay": 0.05}},
+  "scheduler": {"type": "WarmupCosineLR",
+                "params": {"total_num_steps": 300, "warmup_num_steps": 30, "warmup_min_ratio": 0, "cos_min_ratio": 0.1}},
+  "zero_optimization": {"stage": 3, "overlap_comm": true, "reduce_scatter": true, "allgather_partitions": true,
+                        "contiguous_gradients": true, "reduce_bucket_size": "auto",
+                        "stage3_prefetch_bucket_size": 50000, "offload_optimizer": {"device": "none"}},
+  "wall_clock_breakdown": false
+}
+JSON
+"$zerotrain" config --deepspeed "$work/ds.json" > "$work/map.log" 2>&1 || { cat "$work/map.log"; fail "the mapping failed"; }
+expect "$work/map.log" "# $work/ds.json as zerotrain YAML:" \
+  "note: zero_optimization.reduce_scatter: accepted, does nothing in zerotrain" \
+  "note: zero_optimization.allgather_partitions: accepted, does nothing in zerotrain" \
+  "note: zero_optimization.reduce_bucket_size: \"auto\"" \
+  "note: zero_optimization.offload_optimizer: device none, nothing to do"
+# The resolved config (after the translation) holds the mapped values.
+resolved() { sed -n '/^model:/,$p' "$work/map.log"; }
+resolved > "$work/resolved.yaml"
+expect "$work/resolved.yaml" "train_micro_batch_size_per_gpu: 4" "gradient_accumulation_steps: 4" "steps: 300" \
+  "gradient_clipping: 0.5" "lr: 0.002" "betas: [0.9, 0.99]" "weight_decay: 0.05" "type: warmup_cosine" \
+  "warmup_steps: 30" "min_lr: 0.0002" "dtype: bf16" "stage: 3" "stage3_prefetch_bucket_size: 50000" "log_interval: 5"
+
+# train_batch_size against the ranks mpirun started (read from its environment).
+OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_RANK=0 "$zerotrain" config --deepspeed "$work/ds.json" > "$work/tbs.log" 2>&1 &&
+  fail "a wrong train_batch_size was accepted"
+expect "$work/tbs.log" "train_batch_size 16 != train_micro_batch_size_per_gpu 4 x gradient_accumulation_steps 4 x 2 ranks (from OMPI_COMM_WORLD_SIZE) = 32"
+sed 's/"gradient_accumulation_steps": 4/"gradient_accumulation_steps": "auto"/' "$work/ds.json" > "$work/auto.json"
+OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_RANK=0 "$zerotrain" config --config "$work/auto.json" > "$work/auto.log" 2>&1 ||
+  { cat "$work/auto.log"; fail "auto accumulation was not derived"; }
+expect "$work/auto.log" "gradient_accumulation_steps: 2"
+
+# Every unsupported feature in one run, each with what to use instead.
+cat > "$work/bad.json" <<'JSON'
+{
+  "train_micro_batch_size_per_gpu": 2,
+  "optimizer": {"type": "Lamb", "params": {"lr": 0.001}},
+  "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}, "stage3_max_live_parameters": 1e9,
+                        "sub_group_size": 1e9},
+  "activation_checkpointing": {"partition_activations": true},
+  "scheduler": {"type": "OneCycle", "params": {}},
+  "fp16": {"enabled": true}, "bf16": {"enabled": true},
+  "trian_batch_size": 8
+}
+JSON
+"$zerotrain" config --deepspeed "$work/bad.json" > "$work/bad.log" 2>&1 && fail "the unsupported config was accepted"
+expect "$work/bad.log" "$work/bad.json: 8 problems in the DeepSpeed config:" \
+  "optimizer.type 'Lamb' is not available; zerotrain has AdamW" \
+  "'zero_optimization.offload_optimizer' is not supported: optimizer state stays on the device" \
+  "'zero_optimization.stage3_max_live_parameters' is not supported:" \
+  "'zero_optimization.sub_group_size' is not supported:" \
+  "'activation_checkpointing' is not supported: no activation checkpointing; lower train_micro_batch_size_per_gpu" \
+  "scheduler.type 'OneCycle' is not available" "both fp16.enabled and bf16.enabled are true" \
+  "unknown DeepSpeed key 'trian_batch_size'"
+
+# A real run on 2 ranks: batch 8 = 2 x 2 x 2 ranks, WarmupDecayLR over 4 steps (the MLP needs no data).
+cat > "$work/run.json" <<'JSON'
+{"train_batch_size": 8, "train_micro_batch_size_per_gpu": 2, "steps_per_print": 1, "gradient_clipping": 1.0,
+ "optimizer": {"type": "Adam", "params": {"lr": 0.01, "weight_decay": 0.0}},
+ "scheduler": {"type": "WarmupDecayLR", "params": {"total_num_steps": 4, "warmup_num_steps": 1}},
+ "zero_optimization": {"stage": 2}}
+JSON
+"${mpirun[@]}" -np 2 "$zerotrain" train --deepspeed "$work/run.json" --set model.type=mlp --set train.device=cpu \
+  --set train.eval_interval=0 --set logging.run_dir="$work/run" > "$work/run.log" 2>&1 ||
+  { cat "$work/run.log"; fail "the DeepSpeed-configured run failed"; }
+expect "$work/run.log" "gradient_accumulation_steps: 2" "step 4/4" "ZeRO stage 2"
+[ "$(grep -c "as zerotrain YAML" "$work/run.log")" -eq 1 ] || fail "the translation was not printed exactly once"
+
+# YAML: every mistake of a file in one report.
+cat > "$work/bad.yaml" <<'YAML'
+model:
+  n_layers: 4
+train:
+  steps: -3
+  seed: 1
+optimizer:
+  lr: fast
+zero_optimisation:
+  stage: 2
+YAML
+"$zerotrain" config --config "$work/bad.yaml" > "$work/yaml.log" 2>&1 && fail "the bad YAML was accepted"
+expect "$work/yaml.log" "$work/bad.yaml: 4 problems in the config:" "$work/bad.yaml:2:3: unknown key 'model.n_layers'" \
+  "$work/bad.yaml:4:" "$work/bad.yaml:7:" "$work/bad.yaml:8:1: unknown key 'zero_optimisation'"
+echo PASS

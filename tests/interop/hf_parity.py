@@ -1,0 +1,209 @@
+#!/usr/bin/env python3
+"""zerotrain against Hugging Face transformers (real torch, transformers and safetensors from PyPI).
+
+Cases (one per CTest test):
+  export     zerotrain trains a tiny GPT-2 (vocab 1100, padded to 1152 inside zerotrain) on 2 ranks,
+             `zerotrain export --format hf` writes a directory, AutoModelForCausalLM.from_pretrained
+             loads it with no missing or unexpected keys, and its loss on the training batch equals
+             the loss zerotrain logged for those weights.
+  init_from  a randomly initialised transformers GPT-2, saved with save_pretrained, starts a
+             zerotrain run (model.init_from, shape keys taken from its config.json, ZeRO stage 3
+             on 2 ranks); 10 AdamW steps of zerotrain and of PyTorch on the same batch agree step by
+             step (loss and gradient norm), fp32 both.
+
+The data is one shard holding exactly one global batch of windows, so every step of either side
+sees the same batch (the loss is a mean over the batch, so the order of its rows does not matter).
+
+Usage: hf_parity.py CASE ZEROTRAIN MPIEXEC [MPIEXEC FLAGS...]
+"""
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from transformers import AutoModelForCausalLM, GPT2Config, GPT2LMHeadModel
+
+RANKS = 2
+B, T = 2, 16  # per rank
+VOCAB, N_LAYER, N_HEAD, N_EMBD = 1100, 2, 4, 32
+STEPS = 10
+LR, BETAS, EPS, WD, CLIP = 1e-3, (0.9, 0.95), 1e-8, 0.1, 1.0
+
+
+def fail(message):
+    print(f"FAIL: {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+def write_shard(path, tokens):
+    """An llm.c token shard: 256 int32 header (magic, version, count), then uint16 tokens."""
+    header = np.zeros(256, dtype="<i4")
+    header[0], header[1], header[2] = 20240520, 1, len(tokens)
+    with open(path, "wb") as f:
+        f.write(header.tobytes())
+        f.write(np.asarray(tokens, dtype="<u2").tobytes())
+
+
+def make_batch(work):
+    """One shard of exactly RANKS*B windows of T+1 tokens; returns (inputs, targets) as (G, T)."""
+    rng = np.random.default_rng(7)
+    windows = RANKS * B
+    tokens = rng.integers(0, VOCAB, size=windows * T + 1)
+    write_shard(work / "train_000.bin", tokens)
+    rows = np.stack([tokens[k * T:k * T + T + 1] for k in range(windows)])
+    return torch.from_numpy(rows[:, :-1].astype(np.int64)), torch.from_numpy(rows[:, 1:].astype(np.int64))
+
+
+def write_config(path, extra_model=""):
+    path.write_text(f"""
+model:
+  type: gpt2
+{extra_model}
+data:
+  train_files: "{path.parent}/train_*.bin"
+  val_files: ""
+  seq_len: {T}
+train:
+  device: cpu
+  train_micro_batch_size_per_gpu: {B}
+  steps: {STEPS}
+  eval_interval: 0
+  gradient_clipping: {CLIP}
+optimizer:
+  lr: {LR}
+  betas: [{BETAS[0]}, {BETAS[1]}]
+  eps: {EPS}
+  weight_decay: {WD}
+  no_decay_bias_and_norm: true
+  no_decay_embeddings: false
+scheduler:
+  type: constant
+precision:
+  dtype: fp32
+logging:
+  run_dir: "{path.parent}/run"
+""")
+
+
+def run(args, log):
+    result = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    Path(log).write_text(result.stdout)
+    if result.returncode != 0:
+        print(result.stdout)
+        fail(f"{' '.join(map(str, args[:6]))} ... exited {result.returncode}")
+    return result.stdout
+
+
+def metrics(run_dir):
+    records = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    return [r for r in records if "loss" in r]
+
+
+def batch_loss(model, inputs, targets):
+    logits = model(input_ids=inputs).logits
+    return F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1))
+
+
+def check_close(what, got, want, tol):
+    print(f"{what}: zerotrain {want:.9g} transformers {got:.9g} (diff {abs(got - want):.2e}, tolerance {tol:g})")
+    if not abs(got - want) <= tol:
+        fail(f"{what} differs: zerotrain {want!r}, transformers {got!r}")
+
+
+def case_export(zerotrain, mpirun, work):
+    inputs, targets = make_batch(work)
+    config = work / "train.yaml"
+    write_config(config, f"  preset: none\n  n_layer: {N_LAYER}\n  n_head: {N_HEAD}\n  n_embd: {N_EMBD}\n"
+                         f"  vocab_size: {VOCAB}\n  block_size: {T}\n  init_seed: 3\n"
+                         "checkpoint:\n  interval: 3\n  keep_last: 0")
+    run([*mpirun, "-np", str(RANKS), zerotrain, "train", "--config", config, "--set", "train.steps=4",
+         "--set", "zero_optimization.stage=2"], work / "train.log")
+    out = work / "hf"
+    run([zerotrain, "export", "--checkpoint", work / "run/checkpoints/step_00000003", "--format", "hf",
+         "--output", out], work / "export.log")
+
+    hf_config = json.loads((out / "config.json").read_text())
+    expected = {"model_type": "gpt2", "vocab_size": VOCAB, "n_layer": N_LAYER, "n_head": N_HEAD, "n_embd": N_EMBD,
+                "n_positions": T, "activation_function": "gelu_new", "layer_norm_epsilon": 1e-5,
+                "tie_word_embeddings": True}
+    for key, value in expected.items():
+        if hf_config.get(key) != value:
+            fail(f"config.json: {key} is {hf_config.get(key)!r}, expected {value!r}")
+
+    model, info = AutoModelForCausalLM.from_pretrained(out, output_loading_info=True, attn_implementation="eager")
+    for kind in ("missing_keys", "unexpected_keys", "mismatched_keys", "error_msgs"):
+        if info[kind]:
+            fail(f"from_pretrained reports {kind}: {info[kind]}")
+    if tuple(model.transformer.wte.weight.shape) != (VOCAB, N_EMBD):
+        fail(f"wte has shape {tuple(model.transformer.wte.weight.shape)}, expected {(VOCAB, N_EMBD)}")
+    if model.lm_head.weight.data_ptr() != model.transformer.wte.weight.data_ptr():
+        fail("the LM head is not tied to wte")
+    model.eval()
+    with torch.no_grad():
+        loss = batch_loss(model, inputs, targets).item()
+    # The loss logged at step 4 is the loss of the weights after 3 updates: the exported ones.
+    want = next(r["loss"] for r in metrics(work / "run") if r["step"] == 4)
+    check_close("loss of the exported weights", loss, want, 2e-6)
+
+
+def case_init_from(zerotrain, mpirun, work):
+    inputs, targets = make_batch(work)
+    torch.manual_seed(11)
+    hf_config = GPT2Config(vocab_size=VOCAB, n_positions=T, n_embd=N_EMBD, n_layer=N_LAYER, n_head=N_HEAD,
+                           resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, activation_function="gelu_new")
+    model = GPT2LMHeadModel(hf_config)
+    # Non-trivial LayerNorm parameters and biases, so a mix-up of any tensor shows in the loss.
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if name.endswith(".bias") or ".ln_" in name:
+                p.add_(0.05 * torch.randn_like(p))
+    hf_dir = work / "hf_init"
+    model.save_pretrained(hf_dir)
+
+    config = work / "train.yaml"
+    write_config(config, f"  init_from: \"{hf_dir}\"")  # no shape keys: they come from config.json
+    log = run([*mpirun, "-np", str(RANKS), zerotrain, "train", "--config", config,
+               "--set", "zero_optimization.stage=3"], work / "train.log")
+    if "initialised" not in log:
+        fail("the run did not say it initialised from the Hugging Face weights")
+    zt = metrics(work / "run")
+    if len(zt) != STEPS:
+        fail(f"expected {STEPS} step records, found {len(zt)}")
+
+    model = GPT2LMHeadModel.from_pretrained(hf_dir, attn_implementation="eager")
+    model.train()
+    decay = [p for p in model.parameters() if p.dim() >= 2]
+    no_decay = [p for p in model.parameters() if p.dim() < 2]
+    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": WD}, {"params": no_decay, "weight_decay": 0.0}],
+                                  lr=LR, betas=BETAS, eps=EPS)
+    for step in range(STEPS):
+        optimizer.zero_grad()
+        loss = batch_loss(model, inputs, targets)
+        loss.backward()
+        norm = torch.nn.utils.clip_grad_norm_(model.parameters(), CLIP).item()
+        optimizer.step()
+        check_close(f"step {step + 1} loss", loss.item(), zt[step]["loss"], 3e-6)
+        check_close(f"step {step + 1} grad norm", norm, zt[step]["grad_norm"], 1e-5 * max(1.0, norm))
+
+
+def main():
+    if len(sys.argv) < 4:
+        sys.exit(__doc__)
+    case, zerotrain, mpirun = sys.argv[1], sys.argv[2], sys.argv[3:]
+    torch.set_num_threads(1)
+    cases = {"export": case_export, "init_from": case_init_from}
+    if case not in cases:
+        sys.exit(f"unknown case {case!r} (known: {', '.join(cases)})")
+    with tempfile.TemporaryDirectory() as work:
+        cases[case](zerotrain, mpirun, Path(work))
+    print(f"PASS: {case}")
+
+
+if __name__ == "__main__":
+    main()
