@@ -82,9 +82,6 @@ Config load_config_options(const po::variables_map& options) {
   std::vector<std::string> overrides;
   if (options.count("set")) overrides = options["set"].as<std::vector<std::string>>();
   for (const std::string& assignment : overrides) check_utf8(assignment);
-  return load_config(options["config"].as<std::string>(), overrides);
-}
-
   std::optional<std::string> yaml, deepspeed;
   if (options.count("config")) {
     const std::string file = options["config"].as<std::string>();

@@ -6,6 +6,8 @@
 
 #include "models/gpt2.h"
 #include "models/gpt2_hf_names.h"
+#include "models/llama.h"
+#include "models/llama_hf_names.h"
 #include "models/layers/layernorm.h"
 #include "core/error.h"
 
@@ -46,6 +48,42 @@ nlohmann::ordered_json gpt2_config_json(const models::GPT2Config& c) {
   return j;
 }
 
+// LlamaForCausalLM's config (Qwen3ForCausalLM's with QK-norm): SiLU-gated MLP, RMSNorm, RoPE in
+// transformers' rotate_half layout, no biases.
+nlohmann::ordered_json llama_config_json(const models::LlamaConfig& c) {
+  nlohmann::ordered_json j;
+  const bool qwen3 = c.qk_norm;
+  j["architectures"] = {qwen3 ? "Qwen3ForCausalLM" : "LlamaForCausalLM"};
+  j["model_type"] = qwen3 ? "qwen3" : "llama";
+  j["vocab_size"] = c.vocab_size;
+  j["hidden_size"] = c.n_embd;
+  j["intermediate_size"] = c.intermediate_size;
+  j["num_hidden_layers"] = c.n_layer;
+  j["num_attention_heads"] = c.n_head;
+  j["num_key_value_heads"] = c.n_kv_head;
+  j["head_dim"] = c.head_size();
+  j["max_position_embeddings"] = c.block_size;
+  j["hidden_act"] = "silu";
+  j["rms_norm_eps"] = static_cast<double>(c.rms_norm_eps);
+  j["rope_theta"] = c.rope_theta;
+  if (c.rope_scaling.factor > 0) {
+    j["rope_scaling"] = {{"rope_type", "llama3"},
+                         {"factor", c.rope_scaling.factor},
+                         {"low_freq_factor", c.rope_scaling.low_freq_factor},
+                         {"high_freq_factor", c.rope_scaling.high_freq_factor},
+                         {"original_max_position_embeddings", c.rope_scaling.original_max_position}};
+  } else {
+    j["rope_scaling"] = nullptr;
+  }
+  j["attention_bias"] = false;
+  j["attention_dropout"] = 0.0;
+  if (!qwen3) j["mlp_bias"] = false;
+  j["tie_word_embeddings"] = c.tie_embeddings;
+  j["initializer_range"] = 0.02;
+  j["torch_dtype"] = "float32";
+  return j;
+}
+
 }  // namespace
 
 HfModelFamily hf_model_family(const models::Model& model) {
@@ -53,7 +91,15 @@ HfModelFamily hf_model_family(const models::Model& model) {
     return {"gpt2", models::gpt2_hf_tensors(gpt2->config()), gpt2_config_json(gpt2->config()),
             {".attn.bias", ".attn.masked_bias", "lm_head.weight"}, "transformer."};
   }
-  throw UserError(fmt::format("model type '{}' has no Hugging Face counterpart (supported: gpt2)", model.name()));
+  if (const auto* llama = dynamic_cast<const models::Llama*>(&model)) {
+    const models::LlamaConfig& c = llama->config();
+    // Rotary tables are computed, not stored; a tied head is the embedding (an untied one is in the table).
+    std::vector<std::string> ignored = {".rotary_emb.inv_freq"};
+    if (c.tie_embeddings) ignored.push_back("lm_head.weight");
+    return {c.qk_norm ? "qwen3" : "llama", models::llama_hf_tensors(c), llama_config_json(c), ignored, ""};
+  }
+  throw UserError(fmt::format("model type '{}' has no Hugging Face counterpart (supported: gpt2, llama)",
+                              model.name()));
 }
 
 std::vector<std::string> hf_config_differences(const HfModelFamily& family, const nlohmann::json& config_json) {
@@ -81,6 +127,23 @@ std::vector<std::string> hf_config_differences(const HfModelFamily& family, cons
       problems.push_back("scale_attn_by_inverse_layer_idx is true; zerotrain scales attention by 1/sqrt(head size) only");
     if (!config_json.value("scale_attn_weights", true))
       problems.push_back("scale_attn_weights is false; zerotrain scales attention by 1/sqrt(head size)");
+  }
+  if (family.model_type == "llama" || family.model_type == "qwen3") {
+    const std::string activation = config_json.value("hidden_act", std::string("silu"));
+    if (activation != "silu") problems.push_back(fmt::format("hidden_act is '{}'; zerotrain's SwiGLU uses silu", activation));
+    for (const char* bias : {"attention_bias", "mlp_bias"})
+      if (config_json.value(bias, false)) problems.push_back(fmt::format("{} is true; zerotrain's Llama has no biases", bias));
+    const double eps = config_json.value("rms_norm_eps", 1e-6);
+    const double ours = family.config_json.value("rms_norm_eps", 1e-6);
+    if (std::abs(eps - ours) > 1e-3 * ours)
+      problems.push_back(fmt::format("rms_norm_eps is {}; the run's model.rms_norm_eps is {}", eps, ours));
+    const double theta = config_json.value("rope_theta", 10000.0);
+    if (std::abs(theta - family.config_json.value("rope_theta", 10000.0)) > 1e-6 * theta)
+      problems.push_back(fmt::format("rope_theta is {}; the run's model.rope_theta is {}", theta,
+                                     family.config_json.value("rope_theta", 10000.0)));
+    const bool tied = config_json.value("tie_word_embeddings", true);
+    if (tied != family.config_json.value("tie_word_embeddings", true))
+      problems.push_back(fmt::format("tie_word_embeddings is {}; the run's model.tie_embeddings is {}", tied, !tied));
   }
   return problems;
 }

@@ -1,6 +1,7 @@
 // What exchanging weights with Hugging Face `transformers` takes for one model family: the tensor
 // table (models/hf_tensor_map.h), the config.json written with an export, and the checks of a
-// config.json that is imported. GPT-2 today; another family adds a case in hf_model_family.cpp.
+// config.json that is imported. GPT-2 and the Llama family (Llama, and Qwen3 with QK-norm); another
+// family adds a case in hf_model_family.cpp.
 #pragma once
 
 #include <string>

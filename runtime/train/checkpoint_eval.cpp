@@ -29,14 +29,14 @@ EvalResult evaluate_checkpoint(const EvalOptions& options) {
   config.train.device = config.train.device.empty() ? "auto" : config.train.device;
 
   LaunchInfo launch = query_launch_info(MPI_COMM_WORLD);
-  const Device device = resolve_device(config, launch.local_rank);
+  const Device device = resolve_device(config, launch.local_rank, launch.local_size);
   activate(device);
   CommOptions comm_options;
   comm_options.backend = comm_backend(config);
   auto comm = make_communicator(comm_options, device);
   auto model = build_model(config.model);
   reader.check_blocks_match(*model);
-  auto ctx = device.is_cpu() ? models::ComputeContext::cpu(1) : models::ComputeContext::cuda(device.index, config.precision.dtype);
+  auto ctx = device.is_cpu() ? models::ComputeContext::cpu(1) : models::ComputeContext::cuda(device.index, config.precision.dtype, config.precision.tf32);
   const int B = static_cast<int>(config.train.train_micro_batch_size_per_gpu);
   const int T = static_cast<int>(effective_seq_len(config));
   ZeroOptions zero = zero_options(config);

@@ -6,7 +6,7 @@
 
 #include <tuple>
 
-#include "comm/cuda/gpu_assignment.h"
+#include "comm/gpu_assignment.h"
 #include "comm/cuda/nccl_communicator.h"
 #include "comm/make_communicator.h"
 #include "comm/mpi_communicator.h"

@@ -6,6 +6,8 @@ Cases (one per CTest test):
              `zerotrain export --format hf` writes a directory, AutoModelForCausalLM.from_pretrained
              loads it with no missing or unexpected keys, and its loss on the training batch equals
              the loss zerotrain logged for those weights.
+  export_llama  the same for a tiny Llama (grouped-query attention, untied head, Llama 3 RoPE
+             scaling) and transformers' LlamaForCausalLM.
   init_from  a randomly initialised transformers GPT-2, saved with save_pretrained, starts a
              zerotrain run (model.init_from, shape keys taken from its config.json, ZeRO stage 3
              on 2 ranks); 10 AdamW steps of zerotrain and of PyTorch on the same batch agree step by
@@ -152,6 +154,37 @@ def case_export(zerotrain, mpirun, work):
     check_close("loss of the exported weights", loss, want, 2e-6)
 
 
+def case_export_llama(zerotrain, mpirun, work):
+    inputs, targets = make_batch(work)
+    config = work / "train.yaml"
+    write_config(config, f"  preset: none\n  n_layer: 2\n  n_head: 4\n  n_kv_head: 2\n  n_embd: 32\n"
+                         f"  intermediate_size: 88\n  vocab_size: {VOCAB}\n  block_size: {T}\n  init_seed: 3\n"
+                         "  tie_embeddings: false\n  rope_theta: 500000\n  rope_scaling_factor: 8\n"
+                         "  rope_original_max_position: 8\n"
+                         "checkpoint:\n  interval: 3\n  keep_last: 0")
+    config.write_text(config.read_text().replace("type: gpt2", "type: llama"))
+    run([*mpirun, "-np", str(RANKS), zerotrain, "train", "--config", config, "--set", "train.steps=4",
+         "--set", "zero_optimization.stage=3"], work / "train.log")
+    out = work / "hf"
+    run([zerotrain, "export", "--checkpoint", work / "run/checkpoints/step_00000003", "--format", "hf",
+         "--output", out], work / "export.log")
+    hf_config = json.loads((out / "config.json").read_text())
+    for key, value in {"model_type": "llama", "vocab_size": VOCAB, "num_hidden_layers": 2, "num_attention_heads": 4,
+                       "num_key_value_heads": 2, "hidden_size": 32, "intermediate_size": 88,
+                       "tie_word_embeddings": False}.items():
+        if hf_config.get(key) != value:
+            fail(f"config.json: {key} is {hf_config.get(key)!r}, expected {value!r}")
+    model, info = AutoModelForCausalLM.from_pretrained(out, output_loading_info=True, attn_implementation="eager")
+    for kind in ("missing_keys", "unexpected_keys", "mismatched_keys", "error_msgs"):
+        if info[kind]:
+            fail(f"from_pretrained reports {kind}: {info[kind]}")
+    model.eval()
+    with torch.no_grad():
+        loss = batch_loss(model, inputs, targets).item()
+    want = next(r["loss"] for r in metrics(work / "run") if r["step"] == 4)
+    check_close("loss of the exported Llama weights", loss, want, 2e-6)
+
+
 def case_init_from(zerotrain, mpirun, work):
     inputs, targets = make_batch(work)
     torch.manual_seed(11)
@@ -197,7 +230,7 @@ def main():
         sys.exit(__doc__)
     case, zerotrain, mpirun = sys.argv[1], sys.argv[2], sys.argv[3:]
     torch.set_num_threads(1)
-    cases = {"export": case_export, "init_from": case_init_from}
+    cases = {"export": case_export, "export_llama": case_export_llama, "init_from": case_init_from}
     if case not in cases:
         sys.exit(f"unknown case {case!r} (known: {', '.join(cases)})")
     with tempfile.TemporaryDirectory() as work:

@@ -46,7 +46,7 @@ class CudaVsCpu : public ::testing::TestWithParam<DType> {
   void SetUp() override {
     if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
     dt_ = GetParam();
-    gpu_ = ComputeContext::cuda(0, dt_);
+    gpu_ = ComputeContext::cuda(0, dt_, /*allow_tf32=*/false);  // compared with the fp32 CPU reference
     cpu_ = ComputeContext::cpu();
     rng_.seed(std::random_device{}());  // fresh inputs every run (METHOD.md); printed on failure
     seed_ = rng_();

@@ -1,20 +1,21 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
 
 #include "optim/adamw.h"
+#include "optim/optimizer_ops.h"
 #include "optim/grad_stats.h"
 #include "optim/loss_scaler.h"
 #include "optim/lr_schedule.h"
 #if ZT_HAVE_CUDA
-#include <cuda_runtime.h>
-
 #include "core/buffer.h"
-#include "core/cuda/cuda_check.h"
+#include "core/cuda/cuda_stream.h"
 #include "core/device.h"
+#include "core/device_ops.h"
 #endif
 
 namespace zt {
@@ -173,48 +174,65 @@ TEST(LossScaler, StateRoundTrips) {
 }
 
 #if ZT_HAVE_CUDA
+// The optimizer's device ops on a GPU against the host reference (they skip without a GPU).
+Buffer on_gpu(const std::vector<float>& host, MemCategory category, MemoryTracker& tracker) {
+  Buffer b(Device::cuda(0), DType::f32, host.size(), category, tracker);
+  copy_now(b.view(), {const_cast<float*>(host.data()), host.size(), DType::f32, Device::cpu()});
+  return b;
+}
+std::vector<float> to_host(const Buffer& b) {
+  std::vector<float> host(b.numel());
+  copy_now({host.data(), host.size(), DType::f32, Device::cpu()}, b.view());
+  return host;
+}
+
 TEST(AdamWCuda, MatchesTheHostUpdate) {
   if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
   const std::size_t n = 100003;
   std::vector<float> master = random_values(n, 7, 1.0f), m(n), v(n), grad = random_values(n, 8, 2.0f);
   MemoryTracker tracker;
-  auto upload = [&](const std::vector<float>& host) {
-    Buffer b(Device::cuda(0), DType::f32, n, MemCategory::optimizer, tracker);
-    ZT_CUDA_CHECK(cudaMemcpy(b.data(), host.data(), n * 4, cudaMemcpyHostToDevice));
-    return b;
-  };
-  Buffer d_master = upload(master), d_m = upload(m), d_v = upload(v), d_grad = upload(grad);
+  Buffer d_master = on_gpu(master, MemCategory::optimizer, tracker), d_m = on_gpu(m, MemCategory::optimizer, tracker),
+         d_v = on_gpu(v, MemCategory::optimizer, tracker), d_grad = on_gpu(grad, MemCategory::grads, tracker);
   Buffer d_out(Device::cuda(0), DType::bf16, n, MemCategory::params, tracker);
+  CudaStream stream(0, CudaStream::Priority::normal);
   AdamWHyper hyper{1e-3f, 0.9f, 0.95f, 1e-8f, 0.1f};
   for (int t = 1; t <= 3; ++t) {
     AdamWStep host{master.data(), m.data(), v.data(), grad.data(), nullptr, DType::f32, n, t, 0.25f, hyper};
     adamw_step_host(host);
     AdamWStep device{d_master.data_as<float>(), d_m.data_as<float>(), d_v.data_as<float>(), d_grad.data_as<float>(),
                      d_out.data(), DType::bf16, n, t, 0.25f, hyper};
-    adamw_step_cuda(device, nullptr);
+    optimizer_ops(Device::cuda(0)).adamw(device, stream);
   }
-  std::vector<float> result(n);
-  ZT_CUDA_CHECK(cudaMemcpy(result.data(), d_master.data(), n * 4, cudaMemcpyDeviceToHost));
+  stream.synchronize();
+  std::vector<float> result = to_host(d_master);
   for (std::size_t i = 0; i < n; ++i) ASSERT_NEAR(result[i], master[i], 1e-6f * (1.0f + std::abs(master[i]))) << i;
 }
 
-TEST(GradStatsCuda, MatchesTheHost) {
+TEST(StepStatsCuda, MatchTheHostAndRepeatBitwise) {
   if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
-  const std::size_t n = 1 << 20;
+  const std::size_t n = (1 << 20) + 17;
   std::vector<float> grad = random_values(n, 3, 1.0f);
   MemoryTracker tracker;
-  Buffer d_grad(Device::cuda(0), DType::f32, n, MemCategory::grads, tracker);
-  Buffer d_acc(Device::cuda(0), DType::f32, 4, MemCategory::workspace, tracker);  // double + int, zeroed
-  ZT_CUDA_CHECK(cudaMemcpy(d_grad.data(), grad.data(), n * 4, cudaMemcpyHostToDevice));
-  auto* sum = static_cast<double*>(d_acc.data());
-  auto* flag = reinterpret_cast<int*>(sum + 1);
-  grad_stats_cuda(d_grad.data_as<float>(), n, sum, flag, nullptr);
-  double device_sum = 0.0;
-  int device_flag = 0;
-  ZT_CUDA_CHECK(cudaMemcpy(&device_sum, sum, sizeof(double), cudaMemcpyDeviceToHost));
-  ZT_CUDA_CHECK(cudaMemcpy(&device_flag, flag, sizeof(int), cudaMemcpyDeviceToHost));
-  EXPECT_NEAR(device_sum, grad_stats_host(grad.data(), n).sum_of_squares, 1e-9 * device_sum);
-  EXPECT_EQ(device_flag, 0);
+  Buffer d_grad = on_gpu(grad, MemCategory::grads, tracker);
+  Buffer scratch(Device::cuda(0), DType::f32, step_stats_scratch_numel(), MemCategory::workspace, tracker);
+  CudaStream stream(0, CudaStream::Priority::normal);
+  auto run = [&] {
+    std::vector<float> stats(step_stats::size, 0.0f);
+    const double losses = 3.0;  // the micro-batches' mean losses, summed
+    std::memcpy(stats.data() + step_stats::loss_accumulator, &losses, sizeof losses);
+    Buffer d_stats = on_gpu(stats, MemCategory::workspace, tracker);
+    optimizer_ops(Device::cuda(0)).finish_step_stats(d_grad.view(), d_stats.view(), 2, scratch.view(), stream);
+    stream.synchronize();
+    return to_host(d_stats);
+  };
+  const std::vector<float> first = run(), second = run();
+  EXPECT_EQ(std::memcmp(first.data(), second.data(), first.size() * sizeof(float)), 0) << "not bitwise repeatable";
+  double exact = 0.0;
+  std::memcpy(&exact, first.data() + step_stats::exact_sum_of_squares, sizeof exact);
+  const double host = grad_stats_host(grad.data(), n).sum_of_squares;
+  EXPECT_NEAR(exact, host, 1e-9 * host);
+  EXPECT_EQ(first[step_stats::non_finite], 0.0f);
+  EXPECT_FLOAT_EQ(first[step_stats::loss], 1.5f);
 }
 #endif
 

@@ -409,9 +409,7 @@ TEST(ConfigRange, IntegerOutOfRange) {
             "test.yaml:2:10: bad value for 'zero_optimization.stage': expected an integer in 0..3, found 4");
   expect_contains(parse_error("train:\n  train_micro_batch_size_per_gpu: 0\n"),
                   {"'train.train_micro_batch_size_per_gpu'", "expected an integer in 1..1048576, found 0"});
-  expect_contains(parse_error("model:
-  vocab_size: 20000000
-"),
+  expect_contains(parse_error("model:\n  vocab_size: 20000000\n"),
                   {"expected an integer in 1..16777216, found 20000000"});
 }
 
