@@ -8,4 +8,8 @@ cd "$(dirname "$0")/.."
 bash scripts/build.sh
 ZEROTRAIN=build/zerotrain bash scripts/prepare-default-data.sh
 ranks=${ZT_RANKS:-2}
-exec launch/zt-run -n "$ranks" -- train --config configs/default.yaml "$@"
+# A run directory of its own each time: a second demo would otherwise meet the first one's
+# checkpoints, which a new run refuses to overwrite (docs/checkpoints.md).
+run_dir=runs/demo-$(date +%Y%m%d-%H%M%S)
+echo "demo: training into $run_dir"
+exec launch/zt-run -n "$ranks" -- train --config configs/default.yaml --set logging.run_dir="$run_dir" "$@"

@@ -27,9 +27,9 @@ echo "test.sh: Release build of zerotrain took $(seconds_since "$start") s"
 start=$(date +%s)
 cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZT_WERROR=ON -DZT_CUDA=OFF \
   -DZT_SANITIZE=address,undefined
-cmake --build build-sanitize -j "$jobs" --target reliability_loader_fuzz test_zero test_zero_engine
+cmake --build build-sanitize -j "$jobs" --target reliability_loader_fuzz zero_partition_test zero_engine_test
 # OpenMPI keeps allocations until exit on purpose; leaks are checked by the fuzzer alone (its own
 # ASAN_OPTIONS, set by its test), not in the MPI processes.
 ASAN_OPTIONS=detect_leaks=0 ctest --test-dir build-sanitize --output-on-failure -j 2 --timeout 600 \
-  -R '^(reliability_loader_fuzz|test_zero\.|test_zero_engine\.)'
+  -R '^(reliability_loader_fuzz|zero_partition_test\.|zero_engine_test\.)'
 echo "test.sh: sanitizer build and tests took $(seconds_since "$start") s"

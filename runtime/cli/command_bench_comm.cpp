@@ -17,7 +17,7 @@ namespace {
 void declare_options(po::options_description& options) {
   options.add_options()
       ("backend", po::value<std::string>()->default_value("auto"), "comm backend: auto, mpi or nccl")
-      ("device", po::value<std::string>()->default_value("cpu"), "buffers on cpu, cuda or cuda:N")
+      ("device", po::value<std::string>()->default_value("cpu"), "buffers on cpu or cuda:N")
       ("dtype", po::value<std::string>()->default_value("f32"), "element type: f32, bf16 or f16")
       ("ops", po::value<std::string>()->default_value("all"),
        "collectives: all, or a comma-separated list of all_reduce, reduce_scatter, all_gather, broadcast")

@@ -258,7 +258,7 @@ std::vector<ConfigKey> make_keys() {
               "Evaluate on `data.val_files` every this many steps; 0 = never."));
   add(integer("train.eval_steps", field(&Config::train, &TrainConfig::eval_steps), 10, between(1, kMaxSteps),
               "Validation batches per evaluation."));
-  add(integer("train.sample_interval", field(&Config::train, &TrainConfig::sample_interval), 0, at_least(0),
+  add(integer("train.sample_interval", field(&Config::train, &TrainConfig::sample_interval), 0, between(0, kMaxSteps),
               "gpt2: every this many steps, print 32 tokens sampled from the current weights (after "
               "end-of-text, temperature 1, top-k 40, seeded by the step) with the data's tokenizer; 0 = never."));
   add(number("train.gradient_clipping", field(&Config::train, &TrainConfig::gradient_clipping), 1.0, at_least(0),

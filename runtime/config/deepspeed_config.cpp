@@ -25,10 +25,8 @@ const std::map<std::string, std::string>& direct_keys() {
       {"zero_optimization.stage", "zero_optimization.stage"},
       {"zero_optimization.overlap_comm", "zero_optimization.overlap_comm"},
       {"zero_optimization.reduce_bucket_size", "zero_optimization.reduce_bucket_size"},
-      {"zero_optimization.allgather_bucket_size", "zero_optimization.allgather_bucket_size"},
       {"zero_optimization.stage3_prefetch_bucket_size", "zero_optimization.stage3_prefetch_bucket_size"},
       {"zero_optimization.stage3_param_persistence_threshold", "zero_optimization.stage3_param_persistence_threshold"},
-      {"zero_optimization.contiguous_gradients", "zero_optimization.contiguous_gradients"},
       {"communication_data_type", "zero_optimization.communication_data_type"},
       {"optimizer.params.lr", "optimizer.lr"},
       {"optimizer.params.betas", "optimizer.betas"},
@@ -47,6 +45,9 @@ const std::map<std::string, std::string>& direct_keys() {
 const std::map<std::string, std::string>& no_op_keys() {
   static const std::map<std::string, std::string> table = {
       {"zero_optimization.reduce_scatter", "gradients are always reduce-scattered at stages 1-3"},
+      {"zero_optimization.allgather_bucket_size",
+       "stages 1/2 all-gather each layer's updated parameters into the layer, one collective per layer"},
+      {"zero_optimization.contiguous_gradients", "gradients are always packed into contiguous buckets"},
       {"zero_optimization.allgather_partitions", "updated parameters are always all-gathered"},
       {"zero_optimization.round_robin_gradients", "each rank reduces its own contiguous shard"},
       {"zero_optimization.load_from_fp32_weights", "checkpoints always hold fp32 master weights"},

@@ -16,7 +16,7 @@
 #include "runtime/checkpoint/checkpoint_reader.h"
 #include "runtime/checkpoint/safetensors_export.h"
 #include "core/error.h"
-#include "tests/checkpoint/checkpoint_test_support.h"
+#include "tests/runtime/checkpoint/checkpoint_test_support.h"
 
 namespace zt {
 namespace {

@@ -42,6 +42,7 @@ JSON
 expect "$work/map.log" "# $work/ds.json as zerotrain YAML:" \
   "note: zero_optimization.reduce_scatter: accepted, does nothing in zerotrain" \
   "note: zero_optimization.allgather_partitions: accepted, does nothing in zerotrain" \
+  "note: zero_optimization.contiguous_gradients: accepted, does nothing in zerotrain" \
   "note: zero_optimization.reduce_bucket_size: \"auto\"" \
   "note: zero_optimization.offload_optimizer: device none, nothing to do"
 # The resolved config (after the translation) holds the mapped values.

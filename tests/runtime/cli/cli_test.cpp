@@ -149,7 +149,7 @@ TEST(CliConfig, PrintsTheReference) {
 }
 
 TEST(CliConfig, BadConfigExitsOneWithTheMessage) {
-  const std::string file = source_file("tests/runtime/data/config_bad_value.yaml");
+  const std::string file = source_file("tests/runtime/config/data/config_bad_value.yaml");
   CliResult result = run({"config", "--config", file});
   EXPECT_EQ(result.status, kExitFailure);
   EXPECT_EQ(result.out, "");
@@ -158,7 +158,7 @@ TEST(CliConfig, BadConfigExitsOneWithTheMessage) {
 }
 
 TEST(CliConfig, TypoInConfigExitsOneWithTheSuggestion) {
-  const std::string file = source_file("tests/runtime/data/config_typo.yaml");
+  const std::string file = source_file("tests/runtime/config/data/config_typo.yaml");
   CliResult result = run({"config", "--config", file});
   EXPECT_EQ(result.status, kExitFailure);
   expect_contains(result.err, {file + ":6:3: unknown key 'zero_optimization.reduce_bucket_siz'; did you mean "

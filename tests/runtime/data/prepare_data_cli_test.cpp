@@ -7,7 +7,7 @@
 
 #include "runtime/cli/cli.h"
 #include "runtime/data/shard_reader.h"
-#include "tests/data/temp_dir.h"
+#include "tests/runtime/data/temp_dir.h"
 
 namespace zt::data {
 namespace {

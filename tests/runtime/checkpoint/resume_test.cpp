@@ -8,7 +8,7 @@
 #include "comm/make_communicator.h"
 #include "runtime/checkpoint/checkpoint_directory.h"
 #include "runtime/checkpoint/checkpoint_reader.h"
-#include "tests/checkpoint/checkpoint_test_support.h"
+#include "tests/runtime/checkpoint/checkpoint_test_support.h"
 
 namespace zt {
 namespace {

@@ -8,6 +8,7 @@ Cases (one per CTest test):
              the loss zerotrain logged for those weights.
   export_llama  the same for a tiny Llama (grouped-query attention, untied head, Llama 3 RoPE
              scaling) and transformers' LlamaForCausalLM.
+  init_from_llama  a random LlamaForCausalLM starts a run: the first step agrees with PyTorch.
   init_from  a randomly initialised transformers GPT-2, saved with save_pretrained, starts a
              zerotrain run (model.init_from, shape keys taken from its config.json, ZeRO stage 3
              on 2 ranks); 10 AdamW steps of zerotrain and of PyTorch on the same batch agree step by
@@ -225,12 +226,49 @@ def case_init_from(zerotrain, mpirun, work):
         check_close(f"step {step + 1} grad norm", norm, zt[step]["grad_norm"], 1e-5 * max(1.0, norm))
 
 
+def case_init_from_llama(zerotrain, mpirun, work):
+    """A random transformers LlamaForCausalLM (GQA, untied head) starts a zerotrain run: the first
+    step's loss (the loaded weights) and gradient norm equal PyTorch's. The shape is given in the
+    config (model.init_from reads the weights; the shape keys come from config.json for GPT-2 only)."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+    inputs, targets = make_batch(work)
+    torch.manual_seed(13)
+    hf_config = LlamaConfig(vocab_size=VOCAB, hidden_size=32, intermediate_size=88, num_hidden_layers=2,
+                            num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=T,
+                            rms_norm_eps=1e-5, rope_theta=10000.0, tie_word_embeddings=False)
+    model = LlamaForCausalLM(hf_config)
+    with torch.no_grad():  # non-trivial norm gains, so a mix-up of any tensor shows in the loss
+        for name, p in model.named_parameters():
+            if "norm" in name:
+                p.add_(0.05 * torch.randn_like(p))
+    hf_dir = work / "hf_init"
+    model.save_pretrained(hf_dir)
+    config = work / "train.yaml"
+    write_config(config, f"  preset: none\n  n_layer: 2\n  n_head: 4\n  n_kv_head: 2\n  n_embd: 32\n"
+                         f"  intermediate_size: 88\n  vocab_size: {VOCAB}\n  block_size: {T}\n"
+                         f"  tie_embeddings: false\n  rms_norm_eps: 1e-5\n  init_from: \"{hf_dir}\"")
+    config.write_text(config.read_text().replace("type: gpt2", "type: llama"))
+    log = run([*mpirun, "-np", str(RANKS), zerotrain, "train", "--config", config, "--set", "train.steps=1",
+               "--set", "zero_optimization.stage=2"], work / "train.log")
+    if "initialised" not in log:
+        fail("the run did not say it initialised from the Hugging Face weights")
+    zt = metrics(work / "run")
+    model = LlamaForCausalLM.from_pretrained(hf_dir, attn_implementation="eager")
+    model.train()
+    loss = batch_loss(model, inputs, targets)
+    loss.backward()
+    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), CLIP).item()
+    check_close("step 1 loss", loss.item(), zt[0]["loss"], 3e-6)
+    check_close("step 1 grad norm", norm, zt[0]["grad_norm"], 1e-5 * max(1.0, norm))
+
+
 def main():
     if len(sys.argv) < 4:
         sys.exit(__doc__)
     case, zerotrain, mpirun = sys.argv[1], sys.argv[2], sys.argv[3:]
     torch.set_num_threads(1)
-    cases = {"export": case_export, "export_llama": case_export_llama, "init_from": case_init_from}
+    cases = {"export": case_export, "export_llama": case_export_llama, "init_from": case_init_from,
+             "init_from_llama": case_init_from_llama}
     if case not in cases:
         sys.exit(f"unknown case {case!r} (known: {', '.join(cases)})")
     with tempfile.TemporaryDirectory() as work:

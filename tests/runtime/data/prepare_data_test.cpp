@@ -12,7 +12,7 @@
 #include "runtime/data/gpt2_tokenizer.h"
 #include "runtime/data/prepare_data.h"
 #include "runtime/data/shard_reader.h"
-#include "tests/data/temp_dir.h"
+#include "tests/runtime/data/temp_dir.h"
 
 namespace zt::data {
 namespace {

@@ -318,7 +318,7 @@ TEST(ConfigUnknownKey, WithoutACloseMatchListsTheValidNames) {
 }
 
 TEST(ConfigUnknownKey, InAFileOnDiskNamesThatFile) {
-  const std::filesystem::path file = kSourceDir / "tests/runtime/data/config_typo.yaml";
+  const std::filesystem::path file = kSourceDir / "tests/runtime/config/data/config_typo.yaml";
   EXPECT_EQ(error_from([&] { load_config(file); }),
             file.string() + ":6:3: unknown key 'zero_optimization.reduce_bucket_siz'; did you mean "
                             "'zero_optimization.reduce_bucket_size'?");

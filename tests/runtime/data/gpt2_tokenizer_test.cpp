@@ -6,7 +6,7 @@
 
 #include "core/error.h"
 #include "runtime/data/gpt2_tokenizer.h"
-#include "tests/data/temp_dir.h"
+#include "tests/runtime/data/temp_dir.h"
 
 namespace zt::data {
 namespace {

@@ -10,7 +10,7 @@ out=$1
 zerotrain=$2
 mpiexec=$3
 shift 3
-source_dir=$(cd "$(dirname "$0")/../.." && pwd)
+source_dir=$(cd "$(dirname "$0")/../../.." && pwd)
 
 fortunes_dir=${ZT_FORTUNES_DIR:-/usr/share/games/fortunes}
 if [ ! -f "$fortunes_dir/fortunes" ]; then

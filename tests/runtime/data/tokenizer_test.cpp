@@ -8,7 +8,7 @@
 #include "runtime/data/byte_tokenizer.h"
 #include "runtime/data/gpt2_byte_map.h"
 #include "runtime/data/gpt2_pretokenizer.h"
-#include "tests/data/temp_dir.h"
+#include "tests/runtime/data/temp_dir.h"
 
 namespace zt::data {
 namespace {

@@ -12,7 +12,7 @@
 #include "runtime/data/shard_reader.h"
 #include "runtime/data/shard_writer.h"
 #include "runtime/data/token_loader.h"
-#include "tests/data/temp_dir.h"
+#include "tests/runtime/data/temp_dir.h"
 
 namespace zt::data {
 namespace {
