@@ -4,6 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "models/cuda/attention_core.h"
 #include "models/cuda/cuda_context.h"
 #include "models/cuda/cuda_kernels.h"
 #include "models/cuda/gemm.h"
@@ -60,53 +61,28 @@ void CudaKernels::swiglu_backward(BufferView dgu, BufferView dout, BufferView gu
 
 void CudaKernels::gqa_attention_forward(BufferView out, BufferView att, BufferView qkv, BufferView scratch, int B,
                                         int T, int NH, int KV, int hs) {
-    DType dt = ctx_.dtype();
+  const DType dt = ctx_.dtype();
   const int C = NH * hs;
-  std::size_t n = sz(B * T, C), es = dtype_size(dt);
+  const std::size_t n = sz(B * T, C), es = dtype_size(dt);
   auto* base = static_cast<char*>(scratch.data);
   void *q = base, *k = base + n * es, *v = base + 2 * n * es, *y = base + 6 * n * es;
-  cuda::gqa_split_heads(q, k, v, qkv.data, B, T, NH, KV, hs, dt, ctx_.handle());
-  cuda::GemmArgs s;  // att (T, T) = q (T, hs) k^T / sqrt(hs), per (b, h)
-  s.trans_b = true;
-  s.M = T, s.N = T, s.K = hs, s.alpha = 1.0f / std::sqrt(static_cast<float>(hs));
-  s.A = q, s.lda = hs, s.stride_a = sz(T, hs), s.B = k, s.ldb = hs, s.stride_b = sz(T, hs);
-  s.C = att.data, s.ldc = T, s.stride_c = sz(T, T), s.batch = B * NH;
-  cuda::gemm(ctx_, s);
-  cuda::causal_softmax_forward(att.data, B * NH * T, T, dt, ctx_.handle());
-  cuda::GemmArgs o;  // y (T, hs) = att (T, T) v (T, hs)
-  o.M = T, o.N = hs, o.K = T;
-  o.A = att.data, o.lda = T, o.stride_a = sz(T, T), o.B = v, o.ldb = hs, o.stride_b = sz(T, hs);
-  o.C = y, o.ldc = hs, o.stride_c = sz(T, hs), o.batch = B * NH;
-  cuda::gemm(ctx_, o);
+  cuda::gqa_split_heads(q, k, v, qkv.data, B, T, NH, KV, hs, dt, ctx_.handle());  // k, v repeated to NH heads
+  cuda::attention_core_forward(ctx_, q, k, v, y, att.data, B * NH, T, hs);
   cuda::heads_to_rows(out.data, y, B, T, C, NH, dt, ctx_.handle());  // (B, NH, T, hs) -> (B, T, NH hs)
 }
 
 void CudaKernels::gqa_attention_backward(BufferView dqkv, BufferView dout, BufferView qkv, BufferView att,
                                          BufferView scratch, int B, int T, int NH, int KV, int hs) {
-    DType dt = ctx_.dtype();
+  const DType dt = ctx_.dtype();
   const int C = NH * hs;
-  std::size_t n = sz(B * T, C), es = dtype_size(dt);
+  const std::size_t n = sz(B * T, C), es = dtype_size(dt);
   auto* base = static_cast<char*>(scratch.data);
   void *q = base, *k = base + n * es, *v = base + 2 * n * es;
   void *dq = base + 3 * n * es, *dk = base + 4 * n * es, *dv = base + 5 * n * es, *dy = base + 6 * n * es;
   void* datt = base + 7 * n * es;
-  long long sth = sz(T, hs), stt = sz(T, T);
-  float scale = 1.0f / std::sqrt(static_cast<float>(hs));
   cuda::gqa_split_heads(q, k, v, qkv.data, B, T, NH, KV, hs, dt, ctx_.handle());
   cuda::rows_to_heads(dy, dout.data, B, T, C, NH, dt, ctx_.handle());
-  auto batched = [&](bool ta, bool tb, int M, int N, int K, float alpha, const void* A, int lda, long long sa,
-                     const void* Bm, int ldb, long long sb, void* Cm, int ldc, long long sc) {
-    cuda::GemmArgs g;
-    g.trans_a = ta, g.trans_b = tb, g.M = M, g.N = N, g.K = K, g.alpha = alpha;
-    g.A = A, g.lda = lda, g.stride_a = sa, g.B = Bm, g.ldb = ldb, g.stride_b = sb, g.C = Cm, g.ldc = ldc,
-    g.stride_c = sc, g.batch = B * NH;
-    cuda::gemm(ctx_, g);
-  };
-  batched(false, true, T, T, hs, 1.0f, dy, hs, sth, v, hs, sth, datt, T, stt);       // datt = dy v^T
-  batched(true, false, T, hs, T, 1.0f, att.data, T, stt, dy, hs, sth, dv, hs, sth);  // dv = att^T dy (per head)
-  cuda::causal_softmax_backward(datt, att.data, B * NH * T, T, dt, ctx_.handle());
-  batched(false, false, T, hs, T, scale, datt, T, stt, k, hs, sth, dq, hs, sth);  // dq = dpre k
-  batched(true, false, T, hs, T, scale, datt, T, stt, q, hs, sth, dk, hs, sth);   // dk = dpre^T q (per head)
+  cuda::attention_core_backward(ctx_, q, k, v, dy, att.data, datt, dq, dk, dv, B * NH, T, hs);
   cuda::gqa_merge_heads(dqkv.data, dq, dk, dv, B, T, NH, KV, hs, dt, ctx_.handle());  // sums each group's dk, dv
 }
 
