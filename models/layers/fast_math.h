@@ -25,11 +25,14 @@ namespace zt::models::cpu::fast {
 
 // e^x for x in float range, relative error < 2e-7 (Cephes' expf polynomial): x = n ln2 + r with
 // |r| <= ln2 / 2, e^r by a degree-6 polynomial, 2^n by writing the exponent bits. Inputs below
-// -87.3 give ~1e-38 instead of 0 (never a denormal); above 88.7 give ~3e38.
+// -87.3 give ~1e-38 instead of 0 (never a denormal); above about 88.4, +inf; NaN gives NaN.
 [[gnu::always_inline]] inline float exp(float x) {
   x = x < -87.3f ? -87.3f : x;
   x = x > 88.7f ? 88.7f : x;
   float n = std::floor(x * 1.44269504088896341f + 0.5f);
+  // A NaN passes both clamps; converting it to an integer would be undefined, so its exponent is
+  // taken as 0 and the NaN goes on through the polynomial.
+  n = n == n ? n : 0.0f;
   float r = x - n * 0.693359375f;
   r = r + n * 2.12194440e-4f;
   float p = 1.9875691500e-4f;

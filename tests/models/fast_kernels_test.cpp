@@ -12,6 +12,7 @@
 #include "gradcheck.h"
 #include "models/layers/attention.h"
 #include "models/layers/gelu.h"
+#include "models/layers/fast_math.h"
 #include "models/layers/layernorm.h"
 #include "models/layers/linear.h"
 #include "models/layers/softmax_xent.h"
@@ -156,6 +157,17 @@ TEST(ComputeThreads, SetsOpenBlasThreads) {
   EXPECT_EQ(cpu::blas_threads(), 3);
   cpu::set_compute_threads(0);  // clamped
   EXPECT_EQ(cpu::blas_threads(), 1);
+}
+
+// Non-finite inputs reach the kernels when a run diverges (and in the engine's overflow tests):
+// they must come out non-finite or clamped, without undefined behaviour (the sanitizer build
+// runs this too).
+TEST(FastMath, ExpOfNonFiniteInputs) {
+  EXPECT_TRUE(std::isnan(cpu::fast::exp(std::nanf(""))));
+  EXPECT_EQ(cpu::fast::exp(INFINITY), INFINITY);
+  EXPECT_GE(cpu::fast::exp(-INFINITY), 0.0f);
+  EXPECT_LT(cpu::fast::exp(-INFINITY), 1e-37f);
+  EXPECT_NEAR(cpu::fast::exp(1.0f), std::exp(1.0f), 2e-7f * std::exp(1.0f));
 }
 
 }  // namespace
