@@ -5,26 +5,16 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "models/op_checks.h"
 
 namespace zt::models::ops {
 
+using detail::check;
+using detail::check_act;
+using detail::sz;
+
 namespace {
 
-// As in ops.cpp: a view must be on the context's device, of the dtype and at least `numel` long.
-void check(const ComputeContext& ctx, const BufferView& v, DType dtype, std::size_t numel, const char* what) {
-  if (!(v.device == ctx.device()))
-    throw std::invalid_argument(fmt::format("{}: view on {} given to a {} context", what, v.device.str(),
-                                            ctx.device().str()));
-  if (dtype_size(v.dtype) != dtype_size(dtype) || (v.dtype != dtype && dtype != DType::f32))
-    throw std::invalid_argument(fmt::format("{}: view of dtype {}, expected {}", what, dtype_name(v.dtype),
-                                            dtype_name(dtype)));
-  if (v.numel < numel)
-    throw std::invalid_argument(fmt::format("{}: view of {} elements, needs {}", what, v.numel, numel));
-}
-void check_act(const ComputeContext& ctx, const BufferView& v, std::size_t numel, const char* what) {
-  check(ctx, v, ctx.dtype(), numel, what);
-}
-std::size_t sz(int a, int b) { return static_cast<std::size_t>(a) * static_cast<std::size_t>(b); }
 // Elements a RowGroups placement of `rows` rows of C spans.
 std::size_t span_of(int rows, int C, RowGroups g) { return rows == 0 ? 0 : g.offset(rows - 1, C) + C; }
 

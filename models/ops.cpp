@@ -5,28 +5,13 @@
 #include <stdexcept>
 
 #include "core/device_ops.h"
+#include "models/op_checks.h"
 
 namespace zt::models::ops {
 
-namespace {
-
-// Checks that a view is on the context's device, of the dtype and at least `numel` elements.
-void check(const ComputeContext& ctx, const BufferView& v, DType dtype, std::size_t numel, const char* what) {
-  if (!(v.device == ctx.device()))
-    throw std::invalid_argument(fmt::format("{}: view on {} given to a {} context", what, v.device.str(),
-                                            ctx.device().str()));
-  if (dtype_size(v.dtype) != dtype_size(dtype) || (v.dtype != dtype && dtype != DType::f32))
-    throw std::invalid_argument(fmt::format("{}: view of dtype {}, expected {}", what, dtype_name(v.dtype),
-                                            dtype_name(dtype)));
-  if (v.numel < numel)
-    throw std::invalid_argument(fmt::format("{}: view of {} elements, needs {}", what, v.numel, numel));
-}
-void check_act(const ComputeContext& ctx, const BufferView& v, std::size_t numel, const char* what) {
-  check(ctx, v, ctx.dtype(), numel, what);
-}
-std::size_t sz(int a, int b) { return static_cast<std::size_t>(a) * static_cast<std::size_t>(b); }
-
-}  // namespace
+using detail::check;
+using detail::check_act;
+using detail::sz;
 
 std::int32_t* int32_view(const BufferView& view) {
   if (dtype_size(view.dtype) != 4) throw std::invalid_argument("int32 data needs a 4-byte buffer");
