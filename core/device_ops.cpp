@@ -112,9 +112,12 @@ DeviceOps& cpu_device_ops() {
 
 DeviceOps& device_ops(Device device) { return device.is_cpu() ? cpu_device_ops() : cuda_device_ops(); }
 
+namespace {
+// The ops of the device a copy runs on: the non-host side of the pair, if any.
 DeviceOps& device_ops_for(const BufferView& dst, const BufferView& src) {
   return device_ops(dst.device.is_cuda() ? dst.device : src.device);
 }
+}  // namespace
 
 void copy_async(BufferView dst, BufferView src, Stream& stream) { device_ops_for(dst, src).copy(dst, src, stream); }
 void copy_now(BufferView dst, BufferView src) { device_ops_for(dst, src).copy_now(dst, src); }

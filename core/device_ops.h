@@ -60,9 +60,6 @@ DeviceOps& cpu_device_ops();
 DeviceOps& cuda_device_ops();
 DeviceOps& device_ops(Device device);
 
-// The ops of the device a copy or conversion runs on: the non-host side of the pair, if any.
-DeviceOps& device_ops_for(const BufferView& dst, const BufferView& src);
-
 // Shorthands for the element-wise work, dispatched on the views' device.
 void copy_async(BufferView dst, BufferView src, Stream& stream);
 void copy_now(BufferView dst, BufferView src);

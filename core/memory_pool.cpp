@@ -38,7 +38,6 @@ void* MemoryPool::take(std::size_t size, MemCategory category, MemoryTracker& tr
     if (it != idle_.end()) {
       void* pointer = it->second;
       idle_.erase(it);
-      cached_bytes_ -= static_cast<std::int64_t>(size);
       MemoryTracker::process().release(space(), MemCategory::cached, static_cast<std::int64_t>(size));
       tracker.charge(space(), category, static_cast<std::int64_t>(size));
       fresh = false;
@@ -48,10 +47,6 @@ void* MemoryPool::take(std::size_t size, MemCategory category, MemoryTracker& tr
   DeviceOps& ops = device_ops(device_);
   void* pointer = ops.allocate(device_, rounded(size));
   ops.zero_now(device_, pointer, size);
-  {
-    std::lock_guard lock(mutex_);
-    ++system_allocations_;
-  }
   ++g_system_allocations;
   tracker.charge(space(), category, static_cast<std::int64_t>(size));
   fresh = true;
@@ -64,17 +59,6 @@ void MemoryPool::give_back(void* pointer, std::size_t size, MemCategory category
   MemoryTracker::process().charge(space(), MemCategory::cached, static_cast<std::int64_t>(size));
   std::lock_guard lock(mutex_);
   idle_.emplace(size, pointer);
-  cached_bytes_ += static_cast<std::int64_t>(size);
-}
-
-std::int64_t MemoryPool::system_allocations() const {
-  std::lock_guard lock(mutex_);
-  return system_allocations_;
-}
-
-std::int64_t MemoryPool::cached_bytes() const {
-  std::lock_guard lock(mutex_);
-  return cached_bytes_;
 }
 
 std::int64_t system_allocation_count() { return g_system_allocations.load(); }

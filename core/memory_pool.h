@@ -37,11 +37,6 @@ class MemoryPool {
   // Gives a block back: it is charged to MemCategory::cached until taken again.
   void give_back(void* pointer, std::size_t bytes, MemCategory category, MemoryTracker& tracker) noexcept;
 
-  // Blocks this pool has taken from the system since the process started: after the first
-  // training step, the count stays where it is.
-  std::int64_t system_allocations() const;
-  std::int64_t cached_bytes() const;
-
   // What is asked of the system for a block: whole cache lines, enough for any SIMD load.
   static constexpr std::size_t kAlignment = 64;
   static std::size_t rounded(std::size_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
@@ -53,11 +48,10 @@ class MemoryPool {
   Device device_;
   mutable std::mutex mutex_;
   std::multimap<std::size_t, void*> idle_;  // exact size -> block
-  std::int64_t system_allocations_ = 0;
-  std::int64_t cached_bytes_ = 0;
 };
 
-// System allocations of every pool (host and devices) since the process started.
+// Blocks taken from the system by every pool (host and devices) since the process started: after
+// the first training step, the count stays where it is.
 std::int64_t system_allocation_count();
 
 }  // namespace zt
