@@ -43,7 +43,9 @@ if [[ -z "$hostfile" || -z "$ppn" ]]; then
   echo "$PROG: error: --hostfile and --ppn are required" >&2
   exit 2
 fi
-if [[ -z "${ZT_NET_IF:-}" ]] && ! printf '%s\n' "${rest[@]}" | grep -qx -- --net-if; then
+net_if_given=0
+for arg in "${rest[@]}"; do [[ $arg == --net-if ]] && net_if_given=1; done
+if [[ -z "${ZT_NET_IF:-}" && $net_if_given == 0 ]]; then
   echo "$PROG: note: ZT_NET_IF is not set; MPI will pick TCP interfaces itself (set it to the data network)" >&2
 fi
 exec "$HERE/zt-run" "${rest[@]}" "$@"

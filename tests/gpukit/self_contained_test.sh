@@ -12,6 +12,8 @@
 #      kit's zerotrain that train 6 steps of configs/default.yaml on the CPU.
 set -euo pipefail
 fail() { echo "FAIL (gpukit.self_contained): $*" >&2; exit 1; }
+# A command that fails outside fail() is named, so that no failure is silent.
+trap 'echo "FAIL (gpukit.self_contained): line $LINENO: $BASH_COMMAND exited with $?" >&2' ERR
 
 kit=${ZT_GPU_KIT_DIR:-}
 if [ -z "$kit" ]; then
@@ -53,6 +55,7 @@ cat > "$tmp/inside.sh" <<'EOF'
 set -euo pipefail
 kit=$1 tmp=$2
 fail() { echo "FAIL (gpukit.self_contained): $*" >&2; exit 1; }
+trap 'echo "FAIL (gpukit.self_contained): inside.sh line $LINENO: $BASH_COMMAND exited with $?" >&2' ERR
 if [ "${3:-}" = hide ]; then
   for d in /usr/lib/x86_64-linux-gnu/openmpi /usr/lib/x86_64-linux-gnu/pmix2 /etc/openmpi /usr/share/openmpi \
            /usr/lib/x86_64-linux-gnu/openblas-*; do
@@ -67,7 +70,8 @@ if [ "${3:-}" = hide ]; then
     p=$(command -v "$b" || true); [ -n "$p" ] && mount --bind /dev/null "$(readlink -f "$p")"
   done
   # The hiding itself is checked: the system's MPI library must now be empty.
-  sys_mpi=$(ldconfig -p | awk '/libmpi\.so\.40 .*x86-64/{print $NF; exit}')
+  ld_cache=$(ldconfig -p)
+  sys_mpi=$(awk '/libmpi\.so\.40 .*x86-64/{print $NF; exit}' <<<"$ld_cache")
   [ -z "$sys_mpi" ] || [ ! -s "$sys_mpi" ] || fail "could not hide $sys_mpi"
   echo "ok: the system's Open MPI, PMIx, OpenBLAS and the $(ls "$kit"/lib/*.so* | wc -l) libraries the kit carries are hidden"
 fi

@@ -18,7 +18,7 @@ for dtype in fp32; do
     --set checkpoint.interval=1 --set checkpoint.keep_last=0
   assert_eq "$rc" 4 "$dtype: exit status of a non-finite run (train.on_nonfinite: stop)"
   assert_contains "$out" "test hook ZT_TEST_NAN_LR_AT_STEP=5: the update of step 5 uses a NaN learning rate"
-  line=$(grep -E "error\] step [0-9]+: the loss is" <<<"$out" | head -1) || fail "$dtype: no stop message; output:"$'\n'"$out"
+  line=$(grep -m1 -E "error\] step [0-9]+: the loss is" <<<"$out") || fail "$dtype: no stop message; output:"$'\n'"$out"
   assert_contains "$line" "step 6: the loss is nan and the gradients are not finite (grad norm nan) (the update was skipped)"
   assert_contains "$line" "stopping because train.on_nonfinite is stop"
   assert_contains "$line" "the last good checkpoint is run/checkpoints/step_00000005" "$dtype: stop message"

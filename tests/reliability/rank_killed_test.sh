@@ -17,7 +17,7 @@ kill_rank_after() {
   local step=$1 parent=$2 signal=${3:-KILL} pid
   wait_for_step run/metrics.jsonl "$step"
   for pid in $(rank_pids "$parent"); do
-    if tr '\0' '\n' <"/proc/$pid/environ" | grep -qx OMPI_COMM_WORLD_RANK=1; then
+    if grep -qxz OMPI_COMM_WORLD_RANK=1 "/proc/$pid/environ"; then
       killed_at=$(now_ms)
       kill -s "$signal" "$pid"
       return 0

@@ -25,7 +25,7 @@ interrupt_after() {
   case $who in
     ranks) kill -s "$signal" "${ranks[@]}" ;;
     rank1) kill -s "$signal" "$(pgrep -f -P "$mpirun_pid" -- "zerotrain" | while read -r p; do
-             if tr '\0' '\n' <"/proc/$p/environ" | grep -qx OMPI_COMM_WORLD_RANK=1; then echo "$p"; fi; done)" ;;
+             if grep -qxz OMPI_COMM_WORLD_RANK=1 "/proc/$p/environ"; then echo "$p"; fi; done)" ;;
     mpirun) kill -s "$signal" "$mpirun_pid" ;;
   esac
   rc=0

@@ -60,9 +60,12 @@ is_elf() { [ "$(head -c 4 "$1" 2>/dev/null | od -An -c | tr -d ' ')" = '177ELF' 
 cp "$build/zerotrain" "$kit/libexec/zerotrain"
 # The models' own GPT-2 step benchmark (bench/gpt2_step_gpu.cpp), built with the CUDA backend.
 find "$build/" -path '*/CMakeFiles' -prune -o -type f -perm -u+x -name 'zt_bench_*' -exec cp {} "$kit/libexec/" \;
-# Test binaries by name, whichever scheme they follow (area_name_test or test_name), not by a list.
+# Test binaries by name, whichever scheme they follow (area_name_test or test_name), not by a list;
+# only those the build still defines, so that a binary left behind by a renamed test stays out.
+declare -A is_target=()
+for t in "${targets[@]}"; do is_target[$t]=1; done
 while IFS= read -r -d '' f; do
-  is_elf "$f" && cp "$f" "$kit/tests/"
+  [ -n "${is_target[${f##*/}]:-}" ] && is_elf "$f" && cp "$f" "$kit/tests/"
 done < <(find "$build/" -path '*/CMakeFiles' -prune -o -type f -perm -u+x \( -name '*_test' -o -name 'test_*' \) -print0)
 [ -n "$(ls "$kit/tests")" ] || die "no test binaries (*_test, test_*) under $build"
 
@@ -171,7 +174,7 @@ commit=$(git rev-parse --short=12 HEAD)
 echo "$commit" > "$kit/bin/SOURCE_COMMIT"  # bench/perf_common.py reads it next to ZT_BIN
 cat > "$kit/KIT.txt" <<EOF
 commit: $commit
-built: $(date -u +%Y-%m-%dT%H:%MZ) on $(. /etc/os-release && echo "$PRETTY_NAME"), $(gcc --version | head -1)
+built: $(date -u +%Y-%m-%dT%H:%MZ) on $(. /etc/os-release && echo "$PRETTY_NAME"), $(gcc --version | sed -n 1p)
 cuda: $(nvcc --version | grep -o 'release [0-9.]*'), architectures $(grep '^CMAKE_CUDA_ARCHITECTURES:' "$build/CMakeCache.txt" | cut -d= -f2)
 glibc_needed: ${glibc_needed#GLIBC_}
 glibcxx_ours: ${glibcxx_ours#GLIBCXX_}
@@ -199,6 +202,6 @@ packed=$(date +%s)
 say "$(ls "$kit/tests" | grep -vc ranks.tsv) test binaries, $(ls "$kit/lib" | grep -c '\.so') libraries, $(ls "$kit/lib/openmpi3" | wc -l) Open MPI plugins"
 say "kit $out: $mib MiB (limit $max_mib MiB), $(( (unpacked_bytes + 1048575) / 1048576 )) MiB unpacked; build $((built - started)) s, pack $((packed - built)) s"
 if [ "$bytes" -gt $((max_mib * 1048576)) ]; then
-  du -sb "$kit"/* "$kit"/lib/* "$kit"/tests/* | sort -rn | head -15 >&2
+  du -sb "$kit"/* "$kit"/lib/* "$kit"/tests/* | sort -rn | sed -n 1,15p >&2
   die "the kit is $mib MiB, over the $max_mib MiB limit"
 fi

@@ -8,12 +8,15 @@
 # kit_env_problems holds the reasons the kit cannot run here (empty when it can).
 kit_env_problems=()
 
-ldcache() { { command -v ldconfig >/dev/null && ldconfig -p || /sbin/ldconfig -p; } 2>/dev/null; }
+# Read once into a variable: a reader that stops at its first match (awk's exit) would otherwise
+# kill ldconfig with SIGPIPE mid-write, a failure under pipefail.
+ld_cache=$({ command -v ldconfig >/dev/null && ldconfig -p || /sbin/ldconfig -p; } 2>/dev/null || true)
+ldcache() { printf '%s\n' "$ld_cache"; }
 # Every part needs a GPU; without one they would only report skips.
 nvidia-smi -L >/dev/null 2>&1 || kit_env_problems+=("no NVIDIA GPU visible (nvidia-smi -L failed or is missing)")
 
 kit_field() { sed -n "s/^$1: //p" "$kit/KIT.txt"; }
-version_lt() { [ "$1" != "$2" ] && [ "$(printf '%s\n%s\n' "$1" "$2" | sort -V | head -1)" = "$1" ]; }
+version_lt() { [ "$1" != "$2" ] && [ "$(printf '%s\n%s\n' "$1" "$2" | sort -V | sed -n 1p)" = "$1" ]; }
 
 # glibc cannot be carried (the loader and libc must match); the machine's must be at least ours.
 glibc_needed=$(kit_field glibc_needed)
@@ -50,7 +53,7 @@ find_machine_lib() {  # NAME: prints the folder that holds it
   local site
   while read -r site; do
     [ -d "$site/nvidia" ] || continue
-    dir=$(find "$site/nvidia" -maxdepth 3 -name "$name" -printf '%h\n' 2>/dev/null | head -1)
+    dir=$(find "$site/nvidia" -maxdepth 3 -name "$name" -printf '%h\n' 2>/dev/null | sed -n 1p)
     [ -n "$dir" ] && { echo "$dir"; return; }
   done < <(kit_python_site_dirs | sort -u)
 }

@@ -158,7 +158,7 @@ fi
 # --- main: every part under its time limit, then the summary ------------------------------------
 parts=("$@")
 [ ${#parts[@]} -gt 0 ] || parts=("${all_parts[@]}")
-gpu=$(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null | head -1)
+gpu=$(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null | sed -n 1p)
 status_rows=() failed=0
 for part in "${parts[@]}"; do
   [ -n "${default_timeout[$part]:-}" ] || { echo "gpu-kit: unknown part $part (parts: ${all_parts[*]})" >&2; exit 2; }
@@ -194,6 +194,6 @@ done
   for part in "${parts[@]}"; do echo; sed 's/^## /### /' "$out/$part.md"; done
 } > "$out/summary.md"
 tar -czf "$out/logs.tar.gz" -C "$out" logs && rm -rf "$logs"
-cat "$out/summary.md" | head -20
+sed -n 1,20p "$out/summary.md"
 echo "gpu-kit: $failed of ${#parts[@]} parts failed; tables in $out"
 exit "$failed"

@@ -44,7 +44,7 @@ got=$(losses "$work/b/metrics.jsonl" | tail -n 5)
 [ "$want" = "$got" ] || fail "losses after resuming differ:"$'\n'"uninterrupted: $want"$'\n'"resumed: $got"
 
 out=$("$zerotrain" export --checkpoint "$work/b/checkpoints/step_00000010" --output "$work/model.safetensors")
-echo "$out" | grep -q "tensors" || fail "export said: $out"
+grep -q "tensors" <<<"$out" || fail "export said: $out"
 [ -s "$work/model.safetensors" ] || fail "export wrote nothing"
 
 set +e
@@ -53,5 +53,5 @@ msg=$("$zerotrain" train --config "$config" --set model.type=mlp --set model.mlp
 status=$?
 set -e
 [ $status -eq 1 ] || fail "a mismatched resume exited with $status, expected 1: $msg"
-echo "$msg" | grep -q "model.mlp_layers is 2 in the checkpoint, 3 in the config" || fail "mismatch message: $msg"
+grep -q "model.mlp_layers is 2 in the checkpoint, 3 in the config" <<<"$msg" || fail "mismatch message: $msg"
 echo "PASS: bitwise resume after a crash mid-checkpoint; export; mismatched model refused"

@@ -53,9 +53,10 @@ awk -v l="$loss1" -v p="$ppl1" 'BEGIN { d = exp(l) - p; exit !(d < 1e-3 && d > -
 windows=$(sed -n 's/.* of \([0-9]*\) windows.*/\1/p' "$work/eval1.log")
 batches=$(sed -n 's/.* \([0-9]*\) batches.*/\1/p' "$work/eval1.log")
 [ "$batches" -eq $(( windows / 4 )) ] && [ "$batches" -gt 1 ] || fail "eval scored $batches batches of $windows windows"
-"$zerotrain" eval --checkpoint "$checkpoint" --batches 1 | grep -q " 1 batches, " || fail "--batches 1 was not obeyed"
-"$zerotrain" eval --checkpoint "$checkpoint" --data "$work/data/train_*.bin" | grep -q "on $work/data/train_" ||
-  fail "--data was not used"
+out=$("$zerotrain" eval --checkpoint "$checkpoint" --batches 1)
+grep -q " 1 batches, " <<<"$out" || fail "--batches 1 was not obeyed: $out"
+out=$("$zerotrain" eval --checkpoint "$checkpoint" --data "$work/data/train_*.bin")
+grep -q "on $work/data/train_" <<<"$out" || fail "--data was not used: $out"
 if "$zerotrain" eval --checkpoint "$checkpoint" --data "$work/nothing_*.bin" > "$work/bad.log" 2>&1; then
   fail "eval of missing data succeeded"; fi
 grep -q "nothing_\*.bin" "$work/bad.log" || { cat "$work/bad.log"; fail "the missing-data error does not name the glob"; }
