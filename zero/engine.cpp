@@ -70,7 +70,9 @@ ZeroEngine::ZeroEngine(const models::Model& model, models::ComputeContext& ctx, 
   grad_shard_ = Buffer(device, DType::f32, plan_.shard_numel(), MemCategory::grads, tracker);
   param_sync_.resize(blocks);
   reducer_ = std::make_unique<GradientReducer>(plan_, tied_to_, comm, ctx.stream(), device, options.comm_dtype,
-                                               options.overlap_comm, exposed_, tracker);
+                                               options.overlap_comm,
+                                               std::max<std::size_t>(2, plan_.bucket_buffers(reduce_buffer_budget(options))),
+                                               exposed_, tracker);
   if (options.stage == 3) {
     gatherer_ = std::make_unique<ParamGatherer>(plan_, comm, ctx.stream(), device, dtype,
                                                 options.stage3_prefetch_bucket_size,

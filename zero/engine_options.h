@@ -15,6 +15,11 @@ namespace zt {
 // reduce_bucket_size: 25 MiB of fp32 (PyTorch DDP's bucket), about one GPT-2 layer per bucket;
 // prefetch: about two GPT-2 layers; persistence: small tensors (biases, norms) stay gathered.
 inline constexpr std::size_t kDefaultReduceBucketSize = 6'553'600;
+// The first bucket (the last layers' gradients, ready first): 1 MiB of fp32, as PyTorch DDP, so
+// that the first reduction starts early in backward.
+inline constexpr std::size_t kDefaultFirstReduceBucketSize = 262'144;
+// Bucket buffers: room for four buckets, so that backward runs ahead of three reductions.
+inline constexpr std::size_t kDefaultReduceBuffersPerBucket = 4;
 inline constexpr std::size_t kDefaultPrefetchBucketSize = 15'000'000;
 inline constexpr std::size_t kDefaultPersistenceThreshold = 100'000;
 
@@ -22,6 +27,10 @@ struct ZeroOptions {
   int stage = 0;                                    // 0, 1, 2 or 3
   bool overlap_comm = true;
   std::size_t reduce_bucket_size = kDefaultReduceBucketSize;                   // elements per gradient bucket
+  std::size_t first_reduce_bucket_size = kDefaultFirstReduceBucketSize;        // elements of the first bucket
+  // Elements all bucket buffers may hold together (at least two buckets' worth are used);
+  // 0 = kDefaultReduceBuffersPerBucket buckets.
+  std::size_t reduce_buffer_size = 0;
   std::size_t stage3_prefetch_bucket_size = kDefaultPrefetchBucketSize;        // elements gathered ahead of use
   std::size_t stage3_param_persistence_threshold = kDefaultPersistenceThreshold;  // blocks this small stay gathered
   DType compute_dtype = DType::f32;                 // parameters, activations, block gradients
@@ -37,6 +46,12 @@ struct ZeroOptions {
 
 // Stages 0/1 keep full block gradients across micro-batches; in bf16/f16 they are summed in fp32
 // accumulators (block gradients hold one micro-batch), as the CPU path's fp32 gradients are.
+// The budget of the bucket buffers in elements.
+inline std::size_t reduce_buffer_budget(const ZeroOptions& options) {
+  return options.reduce_buffer_size != 0 ? options.reduce_buffer_size
+                                         : kDefaultReduceBuffersPerBucket * options.reduce_bucket_size;
+}
+
 inline bool accumulates_in_fp32(const ZeroOptions& options) {
   return options.stage < 2 && options.gradient_accumulation_steps > 1 && options.compute_dtype != DType::f32;
 }

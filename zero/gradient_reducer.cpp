@@ -10,7 +10,7 @@ namespace zt {
 
 GradientReducer::GradientReducer(const PartitionPlan& plan, std::vector<std::optional<std::size_t>> tied_to,
                                  Communicator& comm, Stream& compute, Device device, DType comm_dtype, bool overlap,
-                                 ExposedTime& exposed, MemoryTracker& tracker)
+                                 std::size_t buffers, ExposedTime& exposed, MemoryTracker& tracker)
     : plan_(plan),
       comm_(comm),
       compute_(compute),
@@ -22,8 +22,10 @@ GradientReducer::GradientReducer(const PartitionPlan& plan, std::vector<std::opt
       exposed_(exposed) {
   for (std::size_t b = 0; b < tied_to_.size(); ++b)
     if (tied_to_[b]) ++contributors_.at(*tied_to_[b]);
-  // Two alternating buffers let one bucket fill while the previous one is being reduced.
-  std::size_t slots = std::min<std::size_t>(2, plan.buckets().size());
+  // Buffers are used in turn: while one bucket fills, the others' reductions run. Only the
+  // bucket being filled is not launched yet, so two buffers always suffice to make progress.
+  if (buffers < 2) throw std::invalid_argument("gradient reducer: at least two bucket buffers are needed");
+  std::size_t slots = std::min(buffers, plan.buckets().size());
   for (std::size_t i = 0; i < slots; ++i)
     slots_.push_back({Buffer(device, comm_dtype, plan.largest_bucket_numel(), MemCategory::buckets, tracker), {}, {}});
 }
@@ -35,7 +37,7 @@ void GradientReducer::begin(BufferView grad_shard, std::function<BufferView(std:
   block_grad_ = std::move(block_grad);
   pending_ = contributors_;
   unpacked_.clear();
-  for (const BucketPlacement& bucket : plan_.buckets()) unpacked_.push_back(bucket.blocks.size());
+  for (const BucketPlacement& bucket : plan_.buckets()) unpacked_.push_back(bucket.pieces.size());
   slot_of_bucket_.assign(plan_.buckets().size(), std::nullopt);
 }
 
@@ -54,25 +56,34 @@ std::vector<std::size_t> GradientReducer::block_ready(std::size_t block) {
 }
 
 void GradientReducer::pack(std::size_t block) {
-  const BlockPlacement& placement = plan_.block(block);
-  Slot& slot = acquire_slot(placement.bucket);
   BufferView grad = block_grad_(block);
-  const std::size_t chunk = placement.chunk_numel;
-  for (int r = 0; r < plan_.world_size(); ++r) {
-    // Rank r's part of this block, whose padding tail must be zero (the slot may hold another
-    // bucket's values there).
-    const PartitionPlan::Chunk part = plan_.chunk(block, r);
-    BufferView dst = slot.buffer.slice(plan_.bucket_rank_offset(placement.bucket, r) + placement.offset_in_rank_chunk,
-                                       chunk);
-    convert_copy(dst.slice(0, part.real), grad.slice(part.begin, part.real), compute_);
-    fill_zero(dst.slice(part.real, chunk - part.real), compute_);
+  // The block's pieces in bucket order: a bucket filled by this block is launched before the
+  // next piece is packed, so its reduction runs while the rest of the block is copied.
+  for (std::size_t bucket : plan_.block(block).buckets) {
+    Slot& slot = acquire_slot(bucket);
+    for (const BucketPiece& piece : plan_.bucket(bucket).pieces)
+      if (piece.block == block) pack_piece(piece, grad, slot, bucket);
+    if (--unpacked_.at(bucket) == 0) launch(bucket);
   }
-  if (--unpacked_.at(placement.bucket) == 0) launch(placement.bucket);
+}
+
+void GradientReducer::pack_piece(const BucketPiece& piece, BufferView grad, Slot& slot, std::size_t bucket) {
+  for (int r = 0; r < plan_.world_size(); ++r) {
+    // The piece's elements of rank r's chunk; past the block's end they are padding and must be
+    // zero (the slot may hold another bucket's values there).
+    const PartitionPlan::Chunk part = plan_.chunk(piece.block, r);
+    const std::size_t real = part.real > piece.chunk_offset ? std::min(piece.numel, part.real - piece.chunk_offset) : 0;
+    BufferView dst = slot.buffer.slice(plan_.bucket_rank_offset(bucket, r) + piece.offset_in_rank_chunk, piece.numel);
+    if (real > 0) convert_copy(dst.slice(0, real), grad.slice(part.begin + piece.chunk_offset, real), compute_);
+    if (real < piece.numel) fill_zero(dst.slice(real, piece.numel - real), compute_);
+  }
 }
 
 GradientReducer::Slot& GradientReducer::acquire_slot(std::size_t bucket) {
   if (slot_of_bucket_.at(bucket)) return slots_[*slot_of_bucket_[bucket]];
   Slot& slot = slots_[next_slot_];
+  if (slot.bucket && slot.work.sequence() == 0)
+    throw std::logic_error("gradient reducer: every bucket buffer holds a bucket that is not full");
   if (slot.bucket) drain(slot);
   slot.bucket = bucket;
   slot_of_bucket_[bucket] = next_slot_;
@@ -93,7 +104,8 @@ void GradientReducer::launch(std::size_t bucket) {
   works_.push_back(slot.work);
   if (timeline_)
     timeline_->add_collective(fmt::format("{} bucket {}", all_reduce_ ? "all_reduce" : "reduce_scatter", bucket),
-                              slot.work, {{"bucket", bucket}, {"blocks", plan_.bucket(bucket).blocks}});
+                              slot.work, {{"bucket", bucket}, {"blocks", plan_.bucket(bucket).blocks()},
+                               {"elements", data.numel}});
   if (!overlap_) drain(slot);
 }
 
@@ -108,6 +120,7 @@ void GradientReducer::drain(Slot& slot) {
   accumulate(grad_shard_.slice(bucket.shard_offset, bucket.rank_chunk_numel),
              slot.buffer.slice(offset, bucket.rank_chunk_numel), compute_);
   slot.bucket.reset();
+  slot.work = Work();
 }
 
 void GradientReducer::finish() {

@@ -1,17 +1,19 @@
 // Gradient buckets: the backward hooks' side of ZeRO.
 //
-// After a block's backward, the engine calls block_ready(). When every block of a bucket is ready
-// (a block's gradient is complete once it and every block tied to it ran backward), the bucket
-// is packed — each block's gradient converted to the communication dtype and laid out rank-major
-// (partition.h) — and its reduction launched on the comm stream: an all-reduce (average) for
-// stage 0, a reduce-scatter (average) onto this rank's chunk otherwise. The reduced chunk is
-// then added into the fp32 gradient shard.
+// After a block's backward, the engine calls block_ready(). Once a block's gradient is complete
+// (it and every block tied to it ran backward), its pieces are packed into their buckets —
+// converted to the communication dtype and laid out rank-major (partition.h) — and every bucket
+// whose pieces are all packed has its reduction launched on the comm stream: an all-reduce
+// (average) for stage 0, a reduce-scatter (average) onto this rank's range otherwise. The reduced
+// range is then added into the fp32 gradient shard.
 //
 // overlap_comm on: each bucket's reduction is launched as soon as the bucket is full and runs
-// while backward goes on; two bucket buffers alternate, so a third bucket waits for the first.
-// overlap_comm off: the same reductions, in the same order on the same buffers, but the compute
-// stream waits for each one before backward continues. Both add the same values in the same
-// order into the shard, so the results are bitwise identical; only the step time differs.
+// while backward goes on. `buffers` bucket buffers are used in turn, so the compute stream waits
+// for a reduction only when every buffer holds one still running (PartitionPlan::bucket_buffers
+// sizes them from a memory budget). overlap_comm off: the same reductions, in the same order on
+// the same buffers, but the compute stream waits for each one before backward continues. Both add
+// the same values in the same order into the shard, so the results are bitwise identical; only
+// the step time differs.
 #pragma once
 
 #include <cstddef>
@@ -33,15 +35,15 @@ class GradientReducer {
   // tied_to[b]: the block whose parameters block b also uses (its gradient feeds that block's).
   // Waits of the compute stream for reductions are measured into exposed.
   GradientReducer(const PartitionPlan& plan, std::vector<std::optional<std::size_t>> tied_to, Communicator& comm,
-                  Stream& compute, Device device, DType comm_dtype, bool overlap, ExposedTime& exposed,
-                  MemoryTracker& tracker);
+                  Stream& compute, Device device, DType comm_dtype, bool overlap, std::size_t buffers,
+                  ExposedTime& exposed, MemoryTracker& tracker);
 
   // Starts a backward pass whose gradients are reduced into grad_shard (f32, shard_numel);
   // block_grad(b) is block b's complete gradient (any dtype, b's numel elements), asked for once
   // the block and every block tied to it ran backward.
   void begin(BufferView grad_shard, std::function<BufferView(std::size_t)> block_grad);
   // Block b ran backward. Returns the blocks whose gradients were complete and have now been
-  // copied into a bucket (their buffers may be reused once the compute stream passes this point).
+  // copied into their buckets (their buffers may be reused once the compute stream passes this point).
   std::vector<std::size_t> block_ready(std::size_t block);
   // Waits for every reduction of this pass and folds it into the shard.
   void finish();
@@ -56,6 +58,7 @@ class GradientReducer {
     Work work;
   };
   void pack(std::size_t block);
+  void pack_piece(const BucketPiece& piece, BufferView grad, Slot& slot, std::size_t bucket);
   void launch(std::size_t bucket);
   Slot& acquire_slot(std::size_t bucket);
   void drain(Slot& slot);  // waits for the slot's reduction and adds its output into the shard
@@ -70,7 +73,7 @@ class GradientReducer {
   std::vector<std::size_t> contributors_;  // per block: itself + the blocks tied to it
   std::vector<std::size_t> pending_;       // per block: contributors that have not run backward
   std::function<BufferView(std::size_t)> block_grad_;
-  std::vector<std::size_t> unpacked_;      // per bucket: blocks not packed yet
+  std::vector<std::size_t> unpacked_;      // per bucket: pieces not packed yet
   std::vector<std::optional<std::size_t>> slot_of_bucket_;
   std::vector<Slot> slots_;
   std::size_t next_slot_ = 0;

@@ -13,7 +13,8 @@ namespace zt {
 PartitionPlan make_partition_plan(const models::Model& model, const ZeroOptions& options, int world_size) {
   std::vector<std::size_t> numels;
   for (std::size_t b = 0; b < model.num_blocks(); ++b) numels.push_back(model.block(b).param_count());
-  return PartitionPlan(numels, options.stage == 0 ? 1 : world_size, options.reduce_bucket_size);
+  return PartitionPlan(numels, options.stage == 0 ? 1 : world_size, options.reduce_bucket_size,
+                       options.first_reduce_bucket_size);
 }
 
 MemoryPlan plan_memory(const models::Model& model, const ZeroOptions& options, int world_size, int micro_batch,
@@ -27,7 +28,7 @@ MemoryPlan plan_memory(const models::Model& model, const ZeroOptions& options, i
   m.params = options.stage < 3 ? c * padded_total : c * shard;
   m.grads = 4 * shard + (options.stage < 2 ? c * total : 0) + (accumulates_in_fp32(options) ? 4 * total : 0);
   m.optimizer = 3 * 4 * shard;
-  const auto slots = static_cast<std::int64_t>(std::min<std::size_t>(2, plan.buckets().size()));
+  const auto slots = static_cast<std::int64_t>(plan.bucket_buffers(reduce_buffer_budget(options)));
   m.buckets = slots * static_cast<std::int64_t>(plan.largest_bucket_numel() * dtype_size(options.comm_dtype));
   m.activations =
       static_cast<std::int64_t>(models::Activations::bytes_needed(model, micro_batch, seq_len, device, options.compute_dtype));

@@ -5,7 +5,15 @@
 
 namespace zt {
 
-PartitionPlan::PartitionPlan(std::span<const std::size_t> block_numels, int world_size, std::size_t bucket_numel)
+std::vector<std::size_t> BucketPlacement::blocks() const {
+  std::vector<std::size_t> out;
+  for (const BucketPiece& piece : pieces)
+    if (out.empty() || out.back() != piece.block) out.push_back(piece.block);
+  return out;
+}
+
+PartitionPlan::PartitionPlan(std::span<const std::size_t> block_numels, int world_size, std::size_t bucket_numel,
+                             std::size_t first_bucket_numel)
     : world_size_(world_size) {
   if (world_size < 1) throw std::invalid_argument("partition plan: world size must be at least 1");
   if (bucket_numel == 0) throw std::invalid_argument("partition plan: bucket size must be at least 1 element");
@@ -18,18 +26,32 @@ PartitionPlan::PartitionPlan(std::span<const std::size_t> block_numels, int worl
     block.chunk_numel = block.padded_numel / n;
     total_numel_ += block.numel;
   }
-  // Walk the blocks in backward order, closing a bucket when the next block would overflow it.
+  // Per-rank capacities: a bucket holds N ranges, so at least one element each.
+  const std::size_t capacity = std::max<std::size_t>(1, bucket_numel / n);
+  const std::size_t first_capacity =
+      first_bucket_numel == 0 ? capacity : std::clamp<std::size_t>(first_bucket_numel / n, 1, capacity);
+  auto room = [&] {
+    if (buckets_.empty()) return std::size_t{0};
+    return (buckets_.size() == 1 ? first_capacity : capacity) - buckets_.back().rank_chunk_numel;
+  };
+  // Walk the blocks in backward order; the shard is their chunks in that order.
   for (std::size_t i = block_numels.size(); i-- > 0;) {
     BlockPlacement& block = blocks_[i];
-    bool fits = !buckets_.empty() && (buckets_.back().rank_chunk_numel + block.chunk_numel) * n <= bucket_numel;
-    if (!fits) buckets_.push_back({{}, 0, shard_numel_});
-    BucketPlacement& bucket = buckets_.back();
-    block.bucket = buckets_.size() - 1;
-    block.offset_in_rank_chunk = bucket.rank_chunk_numel;
     block.shard_offset = shard_numel_;
-    bucket.blocks.push_back(i);
-    bucket.rank_chunk_numel += block.chunk_numel;
     shard_numel_ += block.chunk_numel;
+    // A block that does not fit in the room left starts a bucket of its own, so that the bucket
+    // before it is ready without waiting for this block's backward.
+    if (block.chunk_numel > room() && (buckets_.empty() || buckets_.back().rank_chunk_numel > 0))
+      buckets_.push_back({{}, 0, block.shard_offset});
+    for (std::size_t done = 0; done < block.chunk_numel;) {
+      if (room() == 0) buckets_.push_back({{}, 0, block.shard_offset + done});
+      BucketPlacement& bucket = buckets_.back();
+      const std::size_t take = std::min(room(), block.chunk_numel - done);
+      bucket.pieces.push_back({i, done, take, bucket.rank_chunk_numel});
+      bucket.rank_chunk_numel += take;
+      block.buckets.push_back(buckets_.size() - 1);
+      done += take;
+    }
   }
 }
 
@@ -43,6 +65,12 @@ std::size_t PartitionPlan::largest_bucket_numel() const {
   std::size_t largest = 0;
   for (const BucketPlacement& bucket : buckets_) largest = std::max(largest, bucket.numel(world_size_));
   return largest;
+}
+
+std::size_t PartitionPlan::bucket_buffers(std::size_t budget_numel) const {
+  const std::size_t largest = largest_bucket_numel();
+  if (largest == 0) return 0;
+  return std::min(std::max<std::size_t>(2, budget_numel / largest), buckets_.size());
 }
 
 std::size_t PartitionPlan::bucket_rank_offset(std::size_t bucket, int rank) const {

@@ -1,20 +1,24 @@
-// How a model's flat parameters are split across ranks and grouped into gradient buckets.
+// How a model's flat parameters are split across ranks and cut into gradient buckets.
 //
 // The unit of partitioning is a block (a layer with one flat parameter). Each block's flat
 // parameter is padded to a multiple of the world size N and cut into N equal chunks; rank r owns
 // chunk r of every block. So a block's all-gather is a true all-gather straight into its padded
-// flat parameter, and its reduce-scatter a true reduce-scatter.
+// flat parameter. A rank's shard (fp32 master weights, moments, gradient shard) is the
+// concatenation of its chunks in backward order (last block first), the same size on every rank.
 //
-// Buckets group consecutive blocks in backward order (last block first) up to the bucket size;
-// a block larger than a bucket gets a bucket of its own. A bucket is laid out rank-major —
-// [chunk 0 of each of its blocks][chunk 1 of each]... — so that one reduce-scatter of the bucket
-// hands rank r exactly its chunks of those blocks, already in the order of its shard. A rank's
-// shard (fp32 master weights, moments, gradient shard) is the concatenation of its chunks in
-// bucket order, the same size on every rank.
+// Buckets cut that shard order into consecutive pieces: bucket k covers the same range of every
+// rank's shard, and is laid out rank-major — [rank 0's range][rank 1's range]... — so that one
+// reduce-scatter of the bucket hands rank r exactly its range of the shard. A bucket holds at most
+// bucket_numel elements (first_bucket_numel for the first, so that the first reduction starts
+// early, as PyTorch DDP's 1 MiB first bucket does). A block that fits in the room a bucket has
+// left joins it; one that does not starts a new bucket, and a block larger than a bucket is cut
+// into pieces of a bucket's size. So a bucket becomes ready as soon as the last block with a piece
+// in it has run backward, and the shard layout never depends on the bucket sizes.
 //
 //   block flat param (padded):  [ c0 | c1 | ... | cN-1 ]          chunk = padded / N
-//   bucket {B3, B2}:            [ B3.c0 B2.c0 | B3.c1 B2.c1 | ... ]
-//   shard of rank r:            [ B3.cr B2.cr | B1.cr B0.cr ]       (bucket order)
+//   shard of rank r:            [ B3.cr | B2.cr | B1.cr | B0.cr ]  (backward order)
+//   buckets over the shard:     [ B3.cr B2.cr' ][ B2.cr'' ][ B1.cr B0.cr ]   (B2 larger than a bucket)
+//   bucket 0 buffer:            [ B3.c0 B2.c0' | B3.c1 B2.c1' | ... ]
 #pragma once
 
 #include <cstddef>
@@ -27,24 +31,34 @@ struct BlockPlacement {
   std::size_t numel = 0;         // the block's real parameter count
   std::size_t padded_numel = 0;  // numel rounded up to a multiple of N
   std::size_t chunk_numel = 0;   // padded_numel / N: what each rank owns
-  std::size_t bucket = 0;        // index of the bucket that reduces its gradient
-  std::size_t offset_in_rank_chunk = 0;  // where its chunk sits inside the bucket's per-rank chunk
   std::size_t shard_offset = 0;  // where its chunk sits inside every rank's shard
+  std::vector<std::size_t> buckets;  // the buckets holding its pieces, in order
+};
+
+// Elements [chunk_offset, chunk_offset + numel) of every rank's chunk of a block, placed at
+// offset_in_rank_chunk of the bucket's per-rank range.
+struct BucketPiece {
+  std::size_t block = 0;
+  std::size_t chunk_offset = 0;
+  std::size_t numel = 0;
+  std::size_t offset_in_rank_chunk = 0;
 };
 
 struct BucketPlacement {
-  std::vector<std::size_t> blocks;  // in backward order: the order their gradients become ready
-  std::size_t rank_chunk_numel = 0;  // sum of the blocks' chunks; the bucket holds N of these
-  std::size_t shard_offset = 0;      // where the reduce-scatter output lands in the shard
+  std::vector<BucketPiece> pieces;   // in backward order: the order their gradients become ready
+  std::size_t rank_chunk_numel = 0;  // the bucket's range of each shard; the bucket holds N of these
+  std::size_t shard_offset = 0;      // where the range (and the reduce-scatter output) starts in the shard
   std::size_t numel(int world_size) const { return rank_chunk_numel * static_cast<std::size_t>(world_size); }
+  std::vector<std::size_t> blocks() const;  // the blocks with a piece in it, in backward order
 };
 
 class PartitionPlan {
  public:
   // block_numels: the parameter count of every block in forward order. bucket_numel: the largest
-  // bucket in elements (a larger block still gets a bucket of its own). Throws
-  // std::invalid_argument for world_size < 1 or bucket_numel == 0.
-  PartitionPlan(std::span<const std::size_t> block_numels, int world_size, std::size_t bucket_numel);
+  // bucket in elements (over all ranks); first_bucket_numel: the first bucket's (0: the same).
+  // Throws std::invalid_argument for world_size < 1 or bucket_numel == 0.
+  PartitionPlan(std::span<const std::size_t> block_numels, int world_size, std::size_t bucket_numel,
+                std::size_t first_bucket_numel = 0);
 
   int world_size() const { return world_size_; }
   const std::vector<BlockPlacement>& blocks() const { return blocks_; }
@@ -56,6 +70,9 @@ class PartitionPlan {
   std::size_t total_numel() const { return total_numel_; }  // real parameters
   std::size_t padded_total_numel() const { return shard_numel_ * static_cast<std::size_t>(world_size_); }
   std::size_t largest_bucket_numel() const;
+  // How many bucket buffers of largest_bucket_numel() fit in budget_numel elements: at least two
+  // (one filling while another reduces), at most one per bucket (0 without buckets).
+  std::size_t bucket_buffers(std::size_t budget_numel) const;
 
   // Rank r's chunk of block b: elements [begin, begin + real) of the block's flat parameter are
   // real; the chunk's remaining chunk_numel - real elements are padding (zeros).
@@ -64,7 +81,7 @@ class PartitionPlan {
     std::size_t real = 0;
   };
   Chunk chunk(std::size_t block, int rank) const;
-  // Offset of rank r's chunk of a bucket inside the bucket buffer.
+  // Offset of rank r's range of a bucket inside the bucket buffer.
   std::size_t bucket_rank_offset(std::size_t bucket, int rank) const;
 
  private:

@@ -120,6 +120,8 @@ struct ZeroConfig {
   std::int64_t stage = 0;
   bool overlap_comm = false;
   std::int64_t reduce_bucket_size = 0;  // elements
+  std::int64_t first_reduce_bucket_size = 0;  // elements
+  std::int64_t reduce_buffer_size = 0;  // elements; 0 = a default number of buckets
   std::int64_t stage3_prefetch_bucket_size = 0;  // elements
   std::int64_t stage3_param_persistence_threshold = 0;  // elements
   CommDataType communication_data_type = CommDataType::fp32;

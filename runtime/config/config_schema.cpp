@@ -327,10 +327,22 @@ std::vector<ConfigKey> make_keys() {
               "after backward, with bitwise identical results."));
   add(integer("zero_optimization.reduce_bucket_size", field(&Config::zero_optimization, &ZeroConfig::reduce_bucket_size),
               static_cast<std::int64_t>(kDefaultReduceBucketSize), between(1, kMaxBucketElements),
-              "Elements per gradient bucket; a full bucket starts its reduction. Buckets hold whole layers; a "
-              "layer larger than this gets a bucket of its own. The default (25 MiB of fp32, PyTorch DDP's size) "
-              "gives about one GPT-2 layer per bucket: measured, smaller buckets leave less communication exposed "
-              "(DeepSpeed's 5e8 puts most models in a single bucket that cannot overlap anything; bench/README.md)."));
+              "Elements per gradient bucket; a full bucket starts its reduction. A layer that does not fit in "
+              "the room a bucket has left starts the next one, and a layer larger than a bucket is cut into "
+              "pieces of this size. The default (25 MiB of fp32, PyTorch DDP's size) gives about one GPT-2 layer "
+              "per bucket: measured, smaller buckets leave less communication exposed (DeepSpeed's 5e8 puts most "
+              "models in a single bucket that cannot overlap anything; bench/README.md)."));
+  add(integer("zero_optimization.first_reduce_bucket_size",
+              field(&Config::zero_optimization, &ZeroConfig::first_reduce_bucket_size),
+              static_cast<std::int64_t>(kDefaultFirstReduceBucketSize), between(1, kMaxBucketElements),
+              "Elements of the first gradient bucket (the last layers, ready first; at most reduce_bucket_size): "
+              "small, so that the first reduction starts early in backward. The default is PyTorch DDP's 1 MiB "
+              "of fp32."));
+  add(integer("zero_optimization.reduce_buffer_size",
+              field(&Config::zero_optimization, &ZeroConfig::reduce_buffer_size), 0, between(0, kMaxBucketElements),
+              "Elements the gradient bucket buffers may hold together: backward fills a free buffer while the "
+              "others' reductions run, and waits only when none is free. At least two buffers are used; 0 = "
+              "room for 4 buckets. Counted in `zerotrain plan` (buckets)."));
   add(integer("zero_optimization.stage3_prefetch_bucket_size",
               field(&Config::zero_optimization, &ZeroConfig::stage3_prefetch_bucket_size),
               static_cast<std::int64_t>(kDefaultPrefetchBucketSize), between(0, kMaxBucketElements),

@@ -69,6 +69,8 @@ ZeroOptions zero_options(const Config& config) {
   o.stage = static_cast<int>(z.stage);
   o.overlap_comm = z.overlap_comm;
   o.reduce_bucket_size = static_cast<std::size_t>(z.reduce_bucket_size);
+  o.first_reduce_bucket_size = static_cast<std::size_t>(z.first_reduce_bucket_size);
+  o.reduce_buffer_size = static_cast<std::size_t>(z.reduce_buffer_size);
   o.stage3_prefetch_bucket_size = static_cast<std::size_t>(z.stage3_prefetch_bucket_size);
   o.stage3_param_persistence_threshold = static_cast<std::size_t>(z.stage3_param_persistence_threshold);
   o.compute_dtype = config.precision.dtype;

@@ -57,7 +57,11 @@ ZeroOptions base_options(int stage, bool overlap) {
   ZeroOptions o;
   o.stage = stage;
   o.overlap_comm = overlap;
-  o.reduce_bucket_size = 500;  // divides no layer size: buckets of whole blocks, several per model
+  // Buckets smaller than most layers, so that layers are cut into pieces, a smaller first bucket,
+  // and buffers for three buckets in flight.
+  o.reduce_bucket_size = 500;
+  o.first_reduce_bucket_size = 120;
+  o.reduce_buffer_size = 1500;
   o.stage3_prefetch_bucket_size = 700;
   o.stage3_param_persistence_threshold = 300;  // some MLP/GPT-2 blocks stay gathered
   o.gradient_accumulation_steps = 2;

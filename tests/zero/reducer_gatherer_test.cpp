@@ -31,11 +31,11 @@ class ReducerGathererTest : public testing::Test {
 
 // Reduces one backward pass of block gradients and returns this rank's f32 shard.
 std::vector<float> reduce_once(const PartitionPlan& plan, Communicator& comm, Stream& compute, bool overlap,
-                               ExposedTime& exposed) {
+                               ExposedTime& exposed, std::size_t buffers = 2) {
   const std::size_t blocks = plan.blocks().size();
   std::vector<std::optional<std::size_t>> tied(blocks);
   MemoryTracker tracker;
-  GradientReducer reducer(plan, tied, comm, compute, Device::cpu(), DType::f32, overlap, exposed, tracker);
+  GradientReducer reducer(plan, tied, comm, compute, Device::cpu(), DType::f32, overlap, buffers, exposed, tracker);
   std::vector<Buffer> grads;
   for (std::size_t b = 0; b < blocks; ++b) {
     grads.emplace_back(Device::cpu(), DType::f32, plan.block(b).numel, MemCategory::workspace, tracker);
@@ -49,38 +49,57 @@ std::vector<float> reduce_once(const PartitionPlan& plan, Communicator& comm, St
   return std::vector<float>(values, values + shard.numel());
 }
 
+// Bucket layouts: whole blocks per bucket; blocks cut into pieces with a small first bucket; the
+// same with more buffers in flight; buckets smaller than a block's chunk on every rank.
+struct BucketCase {
+  std::size_t bucket, first, buffers;
+};
+const BucketCase kBucketCases[] = {{200, 0, 2}, {30, 7, 2}, {30, 7, 5}, {11, 3, 3}};
+
 TEST_F(ReducerGathererTest, ReducerAveragesEveryRanksGradientIntoItsShard) {
   const int n = world_->world_size();
   // Block sizes that do not divide by the world size (padding), and buckets of several blocks.
   const std::vector<std::size_t> numels = {7, 130, 45, 1, 64};
-  PartitionPlan plan(numels, n, 200);
-  ASSERT_GT(plan.buckets().size(), 1u);
-  ExposedTime exposed;
-  const std::vector<float> shard = reduce_once(plan, *world_, compute_, true, exposed);
-  for (std::size_t b = 0; b < numels.size(); ++b) {
-    const PartitionPlan::Chunk chunk = plan.chunk(b, world_->rank());
-    const std::size_t offset = plan.block(b).shard_offset;
-    for (std::size_t k = 0; k < plan.block(b).chunk_numel; ++k) {
-      float want = 0.0f;
-      if (k < chunk.real) {
-        for (int r = 0; r < n; ++r) want += grad_value(r, b, chunk.begin + k);
-        want /= static_cast<float>(n);
+  for (const BucketCase& c : kBucketCases) {
+    PartitionPlan plan(numels, n, c.bucket, c.first);
+    ASSERT_GT(plan.buckets().size(), 1u);
+    ExposedTime exposed;
+    const std::vector<float> shard = reduce_once(plan, *world_, compute_, true, exposed, c.buffers);
+    for (std::size_t b = 0; b < numels.size(); ++b) {
+      const PartitionPlan::Chunk chunk = plan.chunk(b, world_->rank());
+      const std::size_t offset = plan.block(b).shard_offset;
+      for (std::size_t k = 0; k < plan.block(b).chunk_numel; ++k) {
+        float want = 0.0f;
+        if (k < chunk.real) {
+          for (int r = 0; r < n; ++r) want += grad_value(r, b, chunk.begin + k);
+          want /= static_cast<float>(n);
+        }
+        ASSERT_NEAR(shard[offset + k], want, 1e-4f * std::abs(want))
+            << "bucket " << c.bucket << " first " << c.first << " buffers " << c.buffers << " block " << b
+            << " element " << k;
       }
-      ASSERT_NEAR(shard[offset + k], want, 1e-4f * std::abs(want)) << "block " << b << " element " << k;
     }
   }
-  EXPECT_GE(exposed.take_ms(), 0.0);
 }
 
 TEST_F(ReducerGathererTest, ReducerOverlapOnAndOffGiveTheSameBits) {
-  PartitionPlan plan(std::vector<std::size_t>{33, 90, 17, 250}, world_->world_size(), 120);
+  for (const BucketCase& c : kBucketCases) {
+    PartitionPlan plan(std::vector<std::size_t>{33, 90, 17, 250}, world_->world_size(), c.bucket, c.first);
+    ExposedTime exposed;
+    const std::vector<float> on = reduce_once(plan, *world_, compute_, true, exposed, c.buffers);
+    exposed.take_ms();
+    const std::vector<float> off = reduce_once(plan, *world_, compute_, false, exposed, c.buffers);
+    ASSERT_EQ(on.size(), off.size());
+    for (std::size_t i = 0; i < on.size(); ++i) ASSERT_EQ(on[i], off[i]) << "bucket " << c.bucket << " element " << i;
+    // With overlap off the compute stream waited for every reduction: that wait is exposed time.
+    EXPECT_GT(exposed.take_ms(), 0.0);
+  }
+}
+
+TEST_F(ReducerGathererTest, ReducerNeedsTwoBuffers) {
+  PartitionPlan plan(std::vector<std::size_t>{33, 90}, world_->world_size(), 20);
   ExposedTime exposed;
-  const std::vector<float> on = reduce_once(plan, *world_, compute_, true, exposed);
-  const std::vector<float> off = reduce_once(plan, *world_, compute_, false, exposed);
-  ASSERT_EQ(on.size(), off.size());
-  for (std::size_t i = 0; i < on.size(); ++i) ASSERT_EQ(on[i], off[i]) << "element " << i;
-  // With overlap off the compute stream waited for every reduction: that wait is exposed time.
-  EXPECT_GT(exposed.take_ms(), 0.0);
+  EXPECT_THROW(reduce_once(plan, *world_, compute_, true, exposed, 1), std::invalid_argument);
 }
 
 TEST_F(ReducerGathererTest, GathererHandsOutWholeBlocksWithinThePrefetchBudget) {
