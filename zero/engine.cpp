@@ -14,6 +14,7 @@
 #include "models/model_state.h"
 #include "models/ops.h"
 #include "optim/grad_stats.h"
+#include "zero/bucket_autotune.h"
 #include "zero/memory_plan.h"
 
 namespace zt {
@@ -69,10 +70,11 @@ ZeroEngine::ZeroEngine(const models::Model& model, models::ComputeContext& ctx, 
   }
   grad_shard_ = Buffer(device, DType::f32, plan_.shard_numel(), MemCategory::grads, tracker);
   param_sync_.resize(blocks);
+  // auto: the buffers the initial (largest) size gets, so that memory never exceeds the plan's.
+  bucket_buffers_ = std::max<std::size_t>(2, plan_.bucket_buffers(reduce_buffer_budget(options)));
+  choose_bucket_size_after_step_ = options.reduce_bucket_size == kAutoBucketSize && comm.world_size() > 1;
   reducer_ = std::make_unique<GradientReducer>(plan_, tied_to_, comm, ctx.stream(), device, options.comm_dtype,
-                                               options.overlap_comm,
-                                               std::max<std::size_t>(2, plan_.bucket_buffers(reduce_buffer_budget(options))),
-                                               exposed_, tracker);
+                                               options.overlap_comm, bucket_buffers_, exposed_, tracker);
   if (options.stage == 3) {
     gatherer_ = std::make_unique<ParamGatherer>(plan_, comm, ctx.stream(), device, dtype,
                                                 options.stage3_prefetch_bucket_size,
@@ -199,6 +201,7 @@ void ZeroEngine::forward_backward(models::Activations& acts, bool boundary) {
   if (reduce_now) reducer_->begin(grad_shard_.view(), [this](std::size_t b) { return complete_grad(b); });
   const double scale = options_.loss_scaling ? loss_scaler_.scale() : 1.0;
   const float dloss_multiplier = static_cast<float>(scale / options_.gradient_accumulation_steps);
+  if (choose_bucket_size_after_step_) backward_begin_ = ctx_.stream().record();
   for (std::size_t b = n; b-- > 0;) {
     const std::size_t step = n + (n - 1 - b);
     std::vector<BufferView> gathered;
@@ -216,6 +219,7 @@ void ZeroEngine::forward_backward(models::Activations& acts, bool boundary) {
     for (std::size_t packed : reducer_->block_ready(b))
       if (options_.stage >= 2) block_grads_[packed] = Buffer();
   }
+  if (choose_bucket_size_after_step_) backward_end_ = ctx_.stream().record();
   if (reduce_now) {
     reducer_->finish();
   } else {
@@ -242,6 +246,7 @@ StepStats ZeroEngine::train_step(const LoadMicroBatch& load, double lr, int loca
     timeline_->add_stream_span(trace::Lane::compute, "optimizer step", optimizer_begin, ctx_.stream().record());
   stats.comm_ms = collective_ms(other_works_);
   stats.exposed_comm_ms = exposed_.take_ms();
+  if (choose_bucket_size_after_step_) choose_bucket_size_now();  // part of the first step's time
   stats.step_ms = ms_since(start);
   stats.allocations = system_allocation_count() - allocations_before;
   return stats;
@@ -275,6 +280,29 @@ void ZeroEngine::optimizer_step(double lr, int local_stop_signal, StepStats& sta
     for (Buffer& grad : block_grads_) fill_zero(grad.view(), stream);
   for (Buffer& accumulator : grad_accumulators_) fill_zero(accumulator.view(), stream);
   if (!stats.skipped) sync_parameters();
+}
+
+void ZeroEngine::choose_bucket_size_now() {
+  choose_bucket_size_after_step_ = false;
+  const std::size_t largest = std::min(initial_bucket_size(options_), plan_.padded_total_numel());
+  const BucketTimings timings =
+      measure_bucket_timings(comm_, options_.comm_dtype, options_.stage == 0, largest,
+                             backward_end_.elapsed_ms_since(backward_begin_), ctx_.stream(), tracker_);
+  const BucketSizeChoice choice = choose_bucket_size(timings, plan_.padded_total_numel(),
+                                                     dtype_size(options_.comm_dtype), kSmallestAutoBucketSize,
+                                                     initial_bucket_size(options_));
+  // Only the buckets change: the shard layout (optimizer state, parameters) does not depend on them.
+  std::vector<std::size_t> numels;
+  for (const BlockPlacement& block : plan_.blocks()) numels.push_back(block.numel);
+  reducer_.reset();  // its buffers go first: the old and new ones together would exceed the plan
+  plan_ = PartitionPlan(numels, plan_.world_size(), choice.bucket_numel, options_.first_reduce_bucket_size);
+  reducer_ = std::make_unique<GradientReducer>(plan_, tied_to_, comm_, ctx_.stream(), ctx_.device(),
+                                               options_.comm_dtype, options_.overlap_comm, bucket_buffers_, exposed_,
+                                               tracker_);
+  reducer_->set_timeline(timeline_);
+  if (comm_.rank() == 0)
+    log::info("zero_optimization.reduce_bucket_size auto: {} elements in {} buckets: {}", choice.bucket_numel,
+              plan_.buckets().size(), choice.reason);
 }
 
 void ZeroEngine::sync_parameters() {

@@ -111,6 +111,8 @@ class ZeroEngine {
   BufferView block_grad(std::size_t block);
   BufferView complete_grad(std::size_t block);
   double collective_ms(std::vector<Work>& works);
+  // reduce_bucket_size: auto — measures, picks the size and re-cuts the buckets (bucket_autotune.h).
+  void choose_bucket_size_now();
 
   const models::Model& model_;
   models::ComputeContext& ctx_;
@@ -132,6 +134,9 @@ class ZeroEngine {
   StepStatistics statistics_;
   std::vector<Work> param_sync_;       // stages 1/2: each block's pending all-gather
   std::unique_ptr<GradientReducer> reducer_;
+  std::size_t bucket_buffers_ = 2;
+  bool choose_bucket_size_after_step_ = false;  // reduce_bucket_size: auto, before the first step's end
+  Event backward_begin_, backward_end_;         // the last micro-batch's backward, while choosing
   std::unique_ptr<ParamGatherer> gatherer_;
   std::unique_ptr<models::Activations> acts_;
   LossScaler loss_scaler_;

@@ -15,6 +15,11 @@ namespace zt {
 // reduce_bucket_size: 25 MiB of fp32 (PyTorch DDP's bucket), about one GPT-2 layer per bucket;
 // prefetch: about two GPT-2 layers; persistence: small tensors (biases, norms) stay gathered.
 inline constexpr std::size_t kDefaultReduceBucketSize = 6'553'600;
+// reduce_bucket_size: auto (zero/bucket_autotune.h) is this value; it picks at least the smallest
+// size (256 KiB of fp32: below that, a reduction's cost is all latency on any link) and at most the
+// default.
+inline constexpr std::size_t kAutoBucketSize = 0;
+inline constexpr std::size_t kSmallestAutoBucketSize = 65'536;
 // The first bucket (the last layers' gradients, ready first): 1 MiB of fp32, as PyTorch DDP, so
 // that the first reduction starts early in backward.
 inline constexpr std::size_t kDefaultFirstReduceBucketSize = 262'144;
@@ -26,7 +31,7 @@ inline constexpr std::size_t kDefaultPersistenceThreshold = 100'000;
 struct ZeroOptions {
   int stage = 0;                                    // 0, 1, 2 or 3
   bool overlap_comm = true;
-  std::size_t reduce_bucket_size = kDefaultReduceBucketSize;                   // elements per gradient bucket
+  std::size_t reduce_bucket_size = kDefaultReduceBucketSize;  // elements per gradient bucket; kAutoBucketSize = auto
   std::size_t first_reduce_bucket_size = kDefaultFirstReduceBucketSize;        // elements of the first bucket
   // Elements all bucket buffers may hold together (at least two buckets' worth are used);
   // 0 = kDefaultReduceBuffersPerBucket buckets.
@@ -47,9 +52,15 @@ struct ZeroOptions {
 // Stages 0/1 keep full block gradients across micro-batches; in bf16/f16 they are summed in fp32
 // accumulators (block gradients hold one micro-batch), as the CPU path's fp32 gradients are.
 // The budget of the bucket buffers in elements.
+// The bucket size the engine starts with: auto starts with (and never exceeds) the default.
+inline std::size_t initial_bucket_size(const ZeroOptions& options) {
+  return options.reduce_bucket_size == kAutoBucketSize ? kDefaultReduceBucketSize : options.reduce_bucket_size;
+}
+
+// The budget of the bucket buffers in elements.
 inline std::size_t reduce_buffer_budget(const ZeroOptions& options) {
   return options.reduce_buffer_size != 0 ? options.reduce_buffer_size
-                                         : kDefaultReduceBuffersPerBucket * options.reduce_bucket_size;
+                                         : kDefaultReduceBuffersPerBucket * initial_bucket_size(options);
 }
 
 inline bool accumulates_in_fp32(const ZeroOptions& options) {

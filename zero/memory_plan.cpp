@@ -13,7 +13,7 @@ namespace zt {
 PartitionPlan make_partition_plan(const models::Model& model, const ZeroOptions& options, int world_size) {
   std::vector<std::size_t> numels;
   for (std::size_t b = 0; b < model.num_blocks(); ++b) numels.push_back(model.block(b).param_count());
-  return PartitionPlan(numels, options.stage == 0 ? 1 : world_size, options.reduce_bucket_size,
+  return PartitionPlan(numels, options.stage == 0 ? 1 : world_size, initial_bucket_size(options),
                        options.first_reduce_bucket_size);
 }
 

@@ -49,6 +49,14 @@ ConfigKey integer(std::string path, FieldAccess<std::int64_t> f, std::int64_t de
   return key;
 }
 
+// An integer key that also takes the word `auto`, stored as auto_value.
+ConfigKey integer_or_auto(std::string path, FieldAccess<std::int64_t> f, std::int64_t default_value, NumberRange range,
+                          std::int64_t auto_value, std::string doc) {
+  ConfigKey key = integer(std::move(path), f, default_value, range, std::move(doc));
+  key.auto_value = auto_value;
+  return key;
+}
+
 ConfigKey number(std::string path, FieldAccess<double> f, double default_value, NumberRange range, std::string doc) {
   ConfigKey key{.path = std::move(path), .type = ValueType::number, .default_value = default_value,
                 .range = range, .doc = std::move(doc)};
@@ -325,13 +333,16 @@ std::vector<ConfigKey> make_keys() {
   add(boolean("zero_optimization.overlap_comm", field(&Config::zero_optimization, &ZeroConfig::overlap_comm), true,
               "Reduce gradient buckets on the comm stream during backward; `false` runs the same collectives "
               "after backward, with bitwise identical results."));
-  add(integer("zero_optimization.reduce_bucket_size", field(&Config::zero_optimization, &ZeroConfig::reduce_bucket_size),
-              static_cast<std::int64_t>(kDefaultReduceBucketSize), between(1, kMaxBucketElements),
+  add(integer_or_auto(
+      "zero_optimization.reduce_bucket_size", field(&Config::zero_optimization, &ZeroConfig::reduce_bucket_size),
+      static_cast<std::int64_t>(kDefaultReduceBucketSize), between(1, kMaxBucketElements), kAutoBucketSize,
               "Elements per gradient bucket; a full bucket starts its reduction. A layer that does not fit in "
               "the room a bucket has left starts the next one, and a layer larger than a bucket is cut into "
               "pieces of this size. The default (25 MiB of fp32, PyTorch DDP's size) gives about one GPT-2 layer "
               "per bucket: measured, smaller buckets leave less communication exposed (DeepSpeed's 5e8 puts most "
-              "models in a single bucket that cannot overlap anything; bench/README.md)."));
+              "models in a single bucket that cannot overlap anything; bench/README.md). `auto`: chosen after the "
+              "first step from a short measurement of the link (latency, bandwidth) and of that step's backward "
+              "time, at most the default, printed with the reason (docs/architecture.md)."));
   add(integer("zero_optimization.first_reduce_bucket_size",
               field(&Config::zero_optimization, &ZeroConfig::first_reduce_bucket_size),
               static_cast<std::int64_t>(kDefaultFirstReduceBucketSize), between(1, kMaxBucketElements),

@@ -38,6 +38,9 @@ struct ConfigKey {
   std::vector<std::string> choices{};  // choice: the YAML names
   std::vector<int> choice_values{};    // choice: the enum value of each name
   std::size_t list_length = 0;         // number_list
+  // integer keys that also take the word `auto` (the engine then chooses): stored as this value,
+  // which lies outside the key's range.
+  std::optional<std::int64_t> auto_value{};
   // string keys with a format: what is wrong with `text`, or nothing when it is fine.
   std::function<std::optional<std::string>(std::string_view text)> check_text{};
   std::string allowed_text{};  // string keys with a format: the formats, for messages and docs

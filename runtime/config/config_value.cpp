@@ -188,7 +188,7 @@ std::string_view value_type_name(const ConfigKey& key) {
 
 std::string allowed_values_text(const ConfigKey& key) {
   switch (key.type) {
-    case ValueType::integer: return range_text(key.range, true);
+    case ValueType::integer: return range_text(key.range, true) + (key.auto_value ? ", auto" : "");
     case ValueType::number: return range_text(key.range, false);
     case ValueType::boolean: return "true, false";
     case ValueType::string: return key.allowed_text.empty() ? "any string" : key.allowed_text;
@@ -200,7 +200,7 @@ std::string allowed_values_text(const ConfigKey& key) {
 
 std::string expected_value_text(const ConfigKey& key) {
   switch (key.type) {
-    case ValueType::integer: return with_range("an integer", key.range, true);
+    case ValueType::integer: return with_range("an integer", key.range, true) + (key.auto_value ? " or auto" : "");
     case ValueType::number: return with_range("a number", key.range, false);
     case ValueType::boolean: return "true or false";
     case ValueType::string: return key.allowed_text.empty() ? "a string" : key.allowed_text;
@@ -246,6 +246,7 @@ std::optional<std::string> value_problem(const ConfigKey& key, const ConfigValue
 }
 
 std::string format_config_value(const ConfigKey& key, const ConfigValue& value) {
+  if (key.auto_value && value == ConfigValue(*key.auto_value)) return "auto";
   if (const auto* text = std::get_if<std::string>(&value))
     return key.type == ValueType::choice ? *text : quote_yaml_string(*text);
   if (const auto* integer = std::get_if<std::int64_t>(&value)) return fmt::format("{}", *integer);
@@ -282,6 +283,8 @@ ConfigValue read_config_value(const ConfigKey& key, const YAML::Node& node, cons
       break;
     }
     case ValueType::integer: {
+      // The word, not its stored value: a literal 0 is still out of range.
+      if (key.auto_value && plain_scalar && node.Scalar() == "auto") return *key.auto_value;
       std::string why;
       std::optional<std::int64_t> integer = plain_scalar ? parse_integer(node.Scalar(), why) : std::nullopt;
       if (!integer) fail(describe_yaml_node(node) + (why.empty() ? "" : " (" + why + ")"));

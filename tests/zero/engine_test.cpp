@@ -286,6 +286,28 @@ TEST_F(EngineTest, ModelStateBytesEqualThePlan) {
   }
 }
 
+// reduce_bucket_size: auto measures after the first step and re-cuts the buckets; training goes on
+// as with a fixed size, and the bucket buffers stay within the plan (which counts auto's largest).
+TEST_F(EngineTest, AutoBucketSizeTrainsLikeTheSingleProcessRun) {
+  Job job;
+  job.kind = ModelKind::gpt2;
+  job.T = 8;
+  job.steps = 4;
+  job.options = base_options(0, true);
+  RunResult want = reference(job);
+  for (int stage : {0, 2, 3}) {
+    job.options = base_options(stage, true);
+    job.options.reduce_bucket_size = kAutoBucketSize;
+    job.options.reduce_buffer_size = 0;
+    auto model = make_model(job.kind);
+    const MemoryPlan plan = plan_memory(*model, job.options, world_->world_size(), job.B, job.T, Device::cpu());
+    MemoryTracker tracker;
+    expect_close(run(job, *world_, job.B * world_->world_size(), tracker), want, "auto stage " + std::to_string(stage));
+    EXPECT_LE(tracker.stats(Space::host, MemCategory::buckets).peak, plan.buckets) << "stage " << stage;
+    EXPECT_GT(tracker.stats(Space::host, MemCategory::buckets).peak, 0) << "stage " << stage;
+  }
+}
+
 TEST_F(EngineTest, PartitionedStatesShrinkWithTheWorldSize) {
   auto model = make_model(ModelKind::gpt2);
   int N = world_->world_size();

@@ -443,6 +443,22 @@ TEST(ConfigRange, IntegersBeyondWhatTheCodeHonoursAreRefused) {
   EXPECT_EQ(largest.train.steps, 1'000'000'000'000);
 }
 
+// reduce_bucket_size takes a number of elements or the word auto (stored as 0, written back as auto).
+TEST(ConfigRange, BucketSizeTakesAuto) {
+  const Config config = parse("zero_optimization:\n  reduce_bucket_size: auto\n");
+  EXPECT_EQ(config.zero_optimization.reduce_bucket_size, 0);
+  EXPECT_NE(config_to_yaml(config).find("reduce_bucket_size: auto"), std::string::npos);
+  EXPECT_EQ(parse("", {"zero_optimization.reduce_bucket_size=auto"}).zero_optimization.reduce_bucket_size, 0);
+  EXPECT_EQ(parse_error("zero_optimization:\n  reduce_bucket_size: automatic\n"),
+            "test.yaml:2:23: bad value for 'zero_optimization.reduce_bucket_size': expected an integer in "
+            "1..1099511627776 or auto, found 'automatic'");
+  // 0 is not a size: only the word means auto.
+  expect_contains(parse_error("zero_optimization:\n  reduce_bucket_size: 0\n"), {"or auto, found 0"});
+  // Keys without auto refuse it.
+  expect_contains(parse_error("zero_optimization:\n  first_reduce_bucket_size: auto\n"),
+                  {"'zero_optimization.first_reduce_bucket_size'", "found 'auto'"});
+}
+
 TEST(ConfigRange, NumberOutOfRange) {
   EXPECT_EQ(parse_error("optimizer:\n  lr: -0.1\n"),
             "test.yaml:2:7: bad value for 'optimizer.lr': expected a number in [0, 1], found -0.1");
