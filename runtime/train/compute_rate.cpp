@@ -70,9 +70,10 @@ MeasuredComputeRate measure_cpu_compute_rate(const ModelConfig& config, int micr
   std::vector<std::string> names;
   for (std::size_t i : timed) names.push_back(model->block(i).name());
   return {flops / median,
-          fmt::format("measured: forward + backward of {} ({} x {} tokens, one-layer copy of the model), {} CPU "
-                      "thread(s), median of {} runs",
-                      fmt::join(names, ", "), micro_batch, seq_len, threads, seconds.size())};
+          fmt::format("measured: forward + backward of {} ({} x {} tokens, {}), {} CPU thread(s), median of {} runs",
+                      fmt::join(names, ", "), micro_batch, seq_len,
+                      config.type == ModelType::mlp ? "the model itself" : "one-layer copy of the model", threads,
+                      seconds.size())};
 }
 
 }  // namespace zt
