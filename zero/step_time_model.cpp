@@ -94,8 +94,9 @@ StepTimeInputs step_time_inputs(const models::Model& model, const ZeroOptions& o
   in.link = link;
   const double comm_size = static_cast<double>(dtype_size(options.comm_dtype));
   const double compute_size = static_cast<double>(dtype_size(options.compute_dtype));
+  const int plan_world = options.stage == 0 ? 1 : world_size;  // stage 0 partitions nothing (make_partition_plan)
   for (std::size_t k = 0; k < plan.buckets().size(); ++k) {
-    const double numel = static_cast<double>(plan.bucket(k).numel(plan.world_size()));
+    const double numel = static_cast<double>(plan.bucket(k).numel(plan_world));
     in.bucket_comm_bytes.push_back(numel * comm_size);
     if (options.stage > 0) in.bucket_compute_bytes.push_back(numel * compute_size);
   }
