@@ -192,6 +192,9 @@ def main():
                              "'none' = shared, or lists like 0-1/2-3; compute-only jobs are pinned the same way")
     parser.add_argument("--link-latency-us", type=float, default=0.0,
                         help="link latency the prediction assumes (tbf adds none; default 0)")
+    parser.add_argument("--link-gbps", type=float,
+                        help="link bandwidth the prediction assumes, Gbit/s (default: --rate; e.g. the busbw that "
+                             "bench/netns/comm-bench.sh measured, which MPI over TCP keeps below the rate)")
     common_args(parser)
     args = parser.parse_args()
     label = args.label or args.rate
@@ -199,7 +202,9 @@ def main():
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     cpu_lists = None if args.rate == "local" else host_cpu_lists(args.host_cpus, args.ranks)
-    gbps = link_gbps(args.rate)
+    gbps = args.link_gbps if args.link_gbps is not None else link_gbps(args.rate)
+    if gbps is not None and gbps <= 0:
+        sys.exit(f"--link-gbps must be positive, got {gbps}")
     netns = None if args.rate == "local" else pc.Netns(
         args.ranks, args.rate, ["--host-cpus", "/".join(cpu_lists)] if cpu_lists else [])
     prefix = pc.launcher_prefix(args.ranks, netns)
@@ -246,7 +251,7 @@ def main():
         f"threads per rank: OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']} "
         f"OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']} (zt-run passes them to every rank with -x)",
         "predicted (in parentheses): `zerotrain plan --predict` at --flops-per-s = the model's FLOPs per step and rank "
-        f"/ T_compute, --link-gbps {gbps:g} (from --rate), --link-latency-us {args.link_latency_us:g}; the α–β model "
+        f"/ T_compute, --link-gbps {gbps:g} ({'given' if args.link_gbps else 'from --rate'}), --link-latency-us {args.link_latency_us:g}; the α–β model "
         "of zero/step_time_model.h" if gbps else "predicted: none (no link rate with --rate local)"])
     for model in args.models.split(","):
         lines += ["", f"## {model}", ""]
