@@ -15,18 +15,31 @@ steps after --warmup, then the median over --repeats rounds run interleaved):
   hidden     (T_off - T_on) / T_comm            (goal for stage 2 with T_comm <= T_compute: >= 90 %)
   eff        T_on / max(T_compute, T_comm)      (1.00 = perfect overlap)
 
+  predicted  `zerotrain plan --predict` for the same job: T_comm and the step with overlap on / off,
+             from the measured compute rate (the model's FLOPs per step / T_compute) and the link
+             (--rate, --link-latency-us): what the α–β model of zero/step_time_model.h expects
+
 It also checks that the losses of the on and off runs are bitwise identical (DESIGN.md).
 
 Network: --rate R runs the ranks on --ranks simulated hosts (bench/netns/netns-hosts.sh: network
 namespaces, veth links limited to R by tc tbf, mpirun over TCP); --rate local runs them on this
 machine through launch/zt-run (shared-memory MPI).
 
+CPUs: --host-cpus auto (the default with --rate R) gives simulated host I CPU I: netns-hosts.sh
+starts host I's processes (mpirun, the MPI daemon, the rank and all its threads) under
+`taskset -c I`, and compute-only job r runs under `taskset -c <CPUs of host r>`. --host-cpus none
+lets them share every core; explicit lists are netns-hosts.sh's (e.g. 0-1/2-3). Every rank runs
+with OPENBLAS_NUM_THREADS=1 and OMP_NUM_THREADS=1 unless set otherwise.
+
   bench/perf_overlap.py                          # tiny and small, stages 0-3, 2 hosts at 100mbit
   bench/perf_overlap.py --models small --rate 200mbit --repeats 5
+  bench/perf_overlap.py --models small,wide --stages 0,2,3 --rate 800mbit --host-cpus auto
 Writes bench/results/perf_overlap_<label>.md (label default: <rate>).
 """
 import argparse
 import os
+import re
+import subprocess
 import statistics
 import sys
 import tempfile
@@ -46,14 +59,32 @@ def measure_config(args, model, stage, sets, prefix, tmp, tag):
     return out
 
 
-def measure_compute(args, model, stage, sets, tmp, tag):
-    """args.ranks single-rank jobs at once; the median over them of their median step times."""
-    import subprocess
+def host_cpu_lists(spec, hosts):
+    """The taskset CPU list of every simulated host for --host-cpus (None: not pinned), as netns-hosts.sh
+    reads the same spec."""
+    if spec == "none":
+        return None
+    if spec == "auto":
+        if hosts > os.cpu_count():
+            sys.exit(f"--host-cpus auto gives each host one CPU: {hosts} hosts > {os.cpu_count()} CPUs")
+        return [str(i) for i in range(hosts)]
+    lists = spec.split("/")
+    if len(lists) != hosts:
+        sys.exit(f"--host-cpus '{spec}' gives {len(lists)} CPU lists for {hosts} hosts")
+    return lists
+
+
+def measure_compute(args, model, stage, sets, tmp, tag, cpu_lists):
+    """args.ranks single-rank jobs at once (job r pinned like host r); the median over them of their
+    median step times."""
     procs = []
     for r in range(args.ranks):
         run_dir = os.path.join(tmp, f"{tag}-c{r}")
         run_sets = pc.model_sets(model) + [f"zero_optimization.stage={stage}", f"train.seed={1234 + r}"] + sets
-        cmd = [str(pc.ROOT / "launch" / "zt-run"), "-n", "1", "--", "train", "--config", "configs/default.yaml",
+        # zt-run would bind one local rank to PE=nproc cores; under taskset it must leave binding alone.
+        pin = ["taskset", "-c", cpu_lists[r]] if cpu_lists else []
+        bind = ["--bind-to", "none"] if cpu_lists else []
+        cmd = pin + [str(pc.ROOT / "launch" / "zt-run"), "-n", "1", *bind, "--", "train", "--config", "configs/default.yaml",
                "--set", f"train.steps={args.steps}", "--set", "train.eval_interval=0",
                "--set", "checkpoint.interval=0", "--set", "logging.log_interval=1000000",
                "--set", f"logging.run_dir={run_dir}"]
@@ -71,6 +102,39 @@ def measure_compute(args, model, stage, sets, tmp, tag):
         records = [json.loads(x) for x in (Path(run_dir) / "metrics.jsonl").read_text().splitlines()]
         values.append(pc.medians([x for x in records if "step_ms" in x], args.warmup)["step_ms"])
     return statistics.median(values)
+
+
+def link_gbps(rate):
+    """A tc rate (bit units: 800mbit, 1gbit, 100000kbit, 5000000bit) in Gbit/s; None for 'local'/'none'."""
+    m = re.fullmatch(r"([0-9.]+)(bit|kbit|mbit|gbit|tbit)", rate.lower())
+    if not m:
+        return None
+    return float(m.group(1)) * {"bit": 1e-9, "kbit": 1e-6, "mbit": 1e-3, "gbit": 1.0, "tbit": 1e3}[m.group(2)]
+
+
+def plan_predict(model, stage, sets, ranks, flops_per_s, gbps, latency_us):
+    """`zerotrain plan --predict` for the job; returns (FLOPs per step and rank, {column: ms} of the stage)."""
+    cmd = [pc.zerotrain_bin(), "plan", "--config", "configs/default.yaml", "--world-size", str(ranks), "--predict",
+           "--flops-per-s", f"{flops_per_s:.6e}", "--link-gbps", f"{gbps:.6g}", "--link-latency-us", f"{latency_us:g}"]
+    for kv in pc.model_sets(model) + [f"zero_optimization.stage={stage}"] + sets:
+        cmd += ["--set", kv]
+    out = subprocess.run(cmd, cwd=pc.ROOT, capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"plan --predict failed ({' '.join(cmd)}):\n{out.stderr}")
+    flops = float(re.search(r"FLOPs per step and rank: (\S+)", out.stdout).group(1))
+    table = out.stdout[out.stdout.index("stage  buckets"):]
+    row = re.search(rf"^\s+{stage}\s+(\d+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)$", table, re.M)
+    keys = ("buckets", "t_compute", "t_comm", "exposed", "t_on", "t_off")
+    return flops, dict(zip(keys, (float(x) for x in row.groups())))
+
+
+def predict(args, model, stage, t_compute_ms, gbps):
+    """The prediction at the rate this T_compute measured: FLOPs per step / T_compute."""
+    if gbps is None:
+        return None
+    flops, _ = plan_predict(model, stage, args.set, args.ranks, 1e9, gbps, args.link_latency_us)
+    return plan_predict(model, stage, args.set, args.ranks, flops / (t_compute_ms / 1e3), gbps,
+                        args.link_latency_us)[1]
 
 
 def summarize(rounds, computes):
@@ -91,14 +155,18 @@ def summarize(rounds, computes):
 
 
 def table(rows, first_col):
-    lines = [f"| {first_col} | T_compute ms | T_comm ms | T_off ms | T_on ms (min-max) | exposed on/off ms | "
-             "hidden (T_off-T_on)/T_comm | T_on/max(T_compute,T_comm) | tok/s on | on==off losses |",
+    lines = [f"| {first_col} | T_compute ms | T_comm ms (predicted) | T_off ms (predicted) | T_on ms (min-max) "
+             "(predicted) | exposed on/off ms (predicted on) | hidden (T_off-T_on)/T_comm | T_on/max(T_compute,T_comm) | "
+             "tok/s on | on==off losses |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for key, s in rows:
-        lines.append(f"| {key} | {s['t_compute']:.1f} | {s['t_comm']:.1f} | {s['t_off']:.1f} | "
-                     f"{s['t_on']:.1f} ({s['spread_on'][0]:.0f}-{s['spread_on'][1]:.0f}) | "
-                     f"{s['exposed_on']:.1f} / {s['exposed_off']:.1f} | {s['hidden']:.0%} | {s['eff']:.2f} | "
-                     f"{s['tok_on']:.0f} | {'bitwise' if s['identical'] else 'DIFFER'} |")
+        p = s.get("predicted")
+        pred = (lambda k: f" ({p[k]:.1f})") if p else (lambda k: "")  # noqa: E731
+        lines.append(f"| {key} | {s['t_compute']:.1f} | {s['t_comm']:.1f}{pred('t_comm')} | "
+                     f"{s['t_off']:.1f}{pred('t_off')} | "
+                     f"{s['t_on']:.1f} ({s['spread_on'][0]:.0f}-{s['spread_on'][1]:.0f}){pred('t_on')} | "
+                     f"{s['exposed_on']:.1f} / {s['exposed_off']:.1f}{pred('exposed')} | {s['hidden']:.0%} | "
+                     f"{s['eff']:.2f} | {s['tok_on']:.0f} | {'bitwise' if s['identical'] else 'DIFFER'} |")
     return lines
 
 
@@ -117,12 +185,28 @@ def common_args(parser):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--models", default="tiny,small")
+    parser.add_argument("--models", default="tiny,small", help=f"comma-separated, of {', '.join(pc.MODELS)}")
     parser.add_argument("--stages", default="0,1,2,3")
+    parser.add_argument("--host-cpus", default="auto",
+                        help="CPUs of the simulated hosts (netns-hosts.sh --host-cpus): auto = host I on CPU I, "
+                             "'none' = shared, or lists like 0-1/2-3; compute-only jobs are pinned the same way")
+    parser.add_argument("--link-latency-us", type=float, default=0.0,
+                        help="link latency the prediction assumes (tbf adds none; default 0)")
+    parser.add_argument("--link-gbps", type=float,
+                        help="link bandwidth the prediction assumes, Gbit/s (default: --rate; e.g. the busbw that "
+                             "bench/netns/comm-bench.sh measured, which MPI over TCP keeps below the rate)")
     common_args(parser)
     args = parser.parse_args()
     label = args.label or args.rate
-    netns = None if args.rate == "local" else pc.Netns(args.ranks, args.rate)
+    # One BLAS/OpenMP thread per rank (zt-run's default too), stated in the results header.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    cpu_lists = None if args.rate == "local" else host_cpu_lists(args.host_cpus, args.ranks)
+    gbps = args.link_gbps if args.link_gbps is not None else link_gbps(args.rate)
+    if gbps is not None and gbps <= 0:
+        sys.exit(f"--link-gbps must be positive, got {gbps}")
+    netns = None if args.rate == "local" else pc.Netns(
+        args.ranks, args.rate, ["--host-cpus", "/".join(cpu_lists)] if cpu_lists else [])
     prefix = pc.launcher_prefix(args.ranks, netns)
     loads = [pc.load_average()]
     results = {}
@@ -137,11 +221,13 @@ def main():
                         loads.append(pc.load_average())
                         tag = f"{model}-s{stage}-r{rep}"
                         rounds.append(measure_config(args, model, stage, args.set, prefix, tmp, tag))
-                        computes.append(measure_compute(args, model, stage, args.set, tmp, tag))
+                        computes.append(measure_compute(args, model, stage, args.set, tmp, tag, cpu_lists))
                         print(f"{model} stage {stage} round {rep}: off {rounds[-1][False]['step_ms']:.1f} ms, "
                               f"on {rounds[-1][True]['step_ms']:.1f} ms, comm {rounds[-1][False]['comm_ms']:.1f} ms, "
                               f"compute-only {computes[-1]:.1f} ms (load {loads[-1]})", file=sys.stderr)
                     results[(model, stage)] = summarize(rounds, computes)
+                    results[(model, stage)]["predicted"] = predict(args, model, stage,
+                                                                   results[(model, stage)]["t_compute"], gbps)
     finally:
         if netns:
             netns.down()
@@ -155,7 +241,18 @@ def main():
         "models: " + "; ".join(f"{m} = {pc.MODELS[m]}" for m in args.models.split(",")),
         f"load averages (1/5/15 min) before each round: {', '.join(l.split()[0] for l in loads)}",
         "T_compute: the same job on 1 rank, started once per rank concurrently (same CPU sharing, no comm); "
-        "T_comm: comm_ms of the overlap-off run (collectives alone on the comm stream)"])
+        "T_comm: comm_ms of the overlap-off run (collectives alone on the comm stream)",
+        "CPU pinning: " + ("none (--rate local: ranks of one mpirun on this machine's cores)" if args.rate == "local" else
+                           "none (--host-cpus none: the simulated hosts share every core)" if not cpu_lists else
+                           f"simulated host I runs under `taskset -c <CPUs>` with CPUs {'/'.join(cpu_lists)} for hosts "
+                           f"0..{args.ranks - 1} (netns-hosts.sh --host-cpus: host 0's mpirun and rank, every other "
+                           "host's MPI daemon and rank, and all their threads); compute-only job r under "
+                           "`taskset -c <CPUs of host r>` with zt-run --bind-to none"),
+        f"threads per rank: OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']} "
+        f"OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']} (zt-run passes them to every rank with -x)",
+        "predicted (in parentheses): `zerotrain plan --predict` at --flops-per-s = the model's FLOPs per step and rank "
+        f"/ T_compute, --link-gbps {gbps:g} ({'given' if args.link_gbps else 'from --rate'}), --link-latency-us {args.link_latency_us:g}; the α–β model "
+        "of zero/step_time_model.h" if gbps else "predicted: none (no link rate with --rate local)"])
     for model in args.models.split(","):
         lines += ["", f"## {model}", ""]
         lines += table([(f"stage {stage}", results[(model, stage)]) for stage in [int(s) for s in args.stages.split(",")]],

@@ -19,6 +19,10 @@
 # switch port pI limits what host I receives (like a switch port of that speed), unless --tx-only.
 # Names carry a per-invocation id (zt<pid><random>) so parallel CI runs never collide.
 #
+# CPUs: the hosts share this machine's cores unless --host-cpus gives each its own: host I's
+# processes (mpirun on host 0, the MPI daemon and ranks elsewhere) then run under
+# `taskset -c <CPUs of I>`, inherited by every thread they start.
+#
 # Delay: tbf cannot delay. netem can, but is missing on the kernels we run on; --delay uses netem
 # when the kernel has it and otherwise warns and runs without delay (never silently).
 #
@@ -48,12 +52,15 @@ options for up / with-hosts:
   --delay TIME      one-way delay; needs netem, skipped with a warning when the kernel lacks it
   --tx-only         limit only each host's egress, not its ingress (switch ports unlimited)
   --slots S         slots per host in the generated hostfile (default: nproc = $(nproc))
+  --host-cpus SPEC  pin each host's processes to its own CPUs with taskset: 'auto' = host I on CPU I
+                    (needs N <= nproc), or one taskset CPU list per host separated by '/', e.g. 0/1 or 0-1/2-3
   --subnet A.B.C    /24 used inside the namespaces (default 10.77.0)
   --mtu M           MTU of the virtual links (default 1500)
   --keep-going      (with-hosts) keep the hosts if CMD fails, for debugging; prints how to remove them
 
 Inside CMD (and in the env file written by up) these are set:
   ZT_NETNS_ID ZT_NETNS_HOSTFILE ZT_NETNS_HOSTS ZT_NETNS_RATE ZT_NETNS_N
+  ZT_NETNS_HOST_CPUS     the CPU lists of the hosts separated by '/' (empty: not pinned)
   ZT_RSH_AGENT ZT_NET_IF ZT_MPI_BTL=tcp,self ZT_MPI_PML=ob1   (read by launch/zt-run --hostfile)
   ZT_NETNS_MPIRUN_ARGS   the same as mpirun flags, for a plain mpirun: mpirun \$ZT_NETNS_MPIRUN_ARGS ...
 
@@ -117,7 +124,7 @@ cmd_up() {
   [[ "$n" =~ ^[0-9]+$ && "$n" -ge 2 && "$n" -le 250 ]] || usage_error "N must be 2..250, got '${n}' (see --help)"
   [[ -n "$rate" ]] || usage_error "missing RATE (see --help)"
   shift 2
-  local burst=256kb latency=50ms delay="" tx_only=0 slots subnet=10.77.0 mtu=1500 id=""
+  local burst=256kb latency=50ms delay="" tx_only=0 slots subnet=10.77.0 mtu=1500 id="" host_cpus=""
   slots=$(nproc)
   while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -129,11 +136,27 @@ cmd_up() {
       --subnet) subnet="$2"; shift 2 ;;
       --mtu) mtu="$2"; shift 2 ;;
       --id) id="$2"; shift 2 ;;
+      --host-cpus) host_cpus="$2"; shift 2 ;;
       *) usage_error "unknown option '$1' (see --help)" ;;
     esac
   done
   if ! [[ "$subnet" =~ ^(10\.[0-9]{1,3}|192\.168)\.[0-9]{1,3}$ ]]; then
     usage_error "--subnet must be the first three octets of a private 10.x or 192.168.x /24, got '$subnet'"
+  fi
+  local cpu_lists=()
+  if [[ -n "$host_cpus" ]]; then
+    command -v taskset >/dev/null 2>&1 || cannot_run "'taskset' not found (util-linux), needed by --host-cpus"
+    if [[ "$host_cpus" == auto ]]; then
+      [[ "$n" -le $(nproc) ]] || usage_error "--host-cpus auto gives each host one CPU: $n hosts > $(nproc) CPUs"
+      for ((i = 0; i < n; i++)); do cpu_lists+=("$i"); done
+    else
+      IFS=/ read -r -a cpu_lists <<<"$host_cpus"
+      [[ ${#cpu_lists[@]} -eq "$n" ]] || usage_error "--host-cpus '$host_cpus' gives ${#cpu_lists[@]} CPU lists for $n hosts"
+    fi
+    local list
+    for list in "${cpu_lists[@]}"; do
+      taskset -c "$list" true 2>/dev/null || usage_error "--host-cpus: taskset cannot use CPU list '$list' here"
+    done
   fi
   check_capabilities
   [[ -n "$id" ]] || id="zt$$$(printf '%04x' $((RANDOM % 65536)))"
@@ -153,7 +176,7 @@ cmd_up() {
     fi
   fi
 
-  local sw i host ip limit_args=()
+  local sw i host ip cpus limit_args=()
   sw=$(ns_switch "$id")
   ip netns add "$sw"
   ip -n "$sw" link set lo up
@@ -198,7 +221,8 @@ cmd_up() {
       echo "$host" >>"$dir/etc-netns"
     fi
     echo "$ip slots=$slots" >>"$dir/hostfile"
-    echo "$ip $host" >>"$dir/hosts.map"
+    cpus="${cpu_lists[i]:--}"  # '-' = not pinned
+    echo "$ip $host $cpus" >>"$dir/hosts.map"
   done
 
   # The rsh agent OpenMPI's plm uses instead of ssh: `agent [opts] HOST CMD...`. It runs CMD the way
@@ -211,15 +235,18 @@ set -euo pipefail
 while [[ \$# -gt 0 && "\$1" == -* ]]; do shift; done   # ssh-style options (e.g. -x) mean nothing here
 [[ \$# -ge 2 ]] || { echo "rsh-agent($id): usage: rsh-agent HOST CMD..." >&2; exit 255; }
 target="\$1"; shift
-ns=""
-while read -r ip name; do
-  if [[ "\$target" == "\$ip" || "\$target" == "\$name" ]]; then ns="\$name"; fi
+ns="" pin=()
+while read -r ip name cpus; do
+  if [[ "\$target" == "\$ip" || "\$target" == "\$name" ]]; then
+    ns="\$name"
+    [[ "\$cpus" == - ]] || pin=(taskset -c "\$cpus")
+  fi
 done <"$dir/hosts.map"
 [[ -n "\$ns" ]] || { echo "rsh-agent($id): unknown host '\$target' (known: \$(tr '\n' ' ' <"$dir/hosts.map"))" >&2; exit 255; }
 if [[ $use_uts -eq 1 ]]; then
-  exec ip netns exec "\$ns" unshare --uts -- /bin/sh -c 'hostname "\$0" && exec /bin/sh -c "\$1"' "\$ns" "\$*"
+  exec ip netns exec "\$ns" "\${pin[@]}" unshare --uts -- /bin/sh -c 'hostname "\$0" && exec /bin/sh -c "\$1"' "\$ns" "\$*"
 else
-  exec ip netns exec "\$ns" /bin/sh -c "\$*"
+  exec ip netns exec "\$ns" "\${pin[@]}" /bin/sh -c "\$*"
 fi
 EOF
   chmod +x "$dir/rsh-agent"
@@ -233,6 +260,7 @@ export ZT_NETNS_N=$n
 export ZT_NETNS_RATE=$rate
 export ZT_NETNS_HOSTFILE=$dir/hostfile
 export ZT_NETNS_HOSTS="$hosts"
+export ZT_NETNS_HOST_CPUS="$(IFS=/; echo "${cpu_lists[*]}")"
 export ZT_NETNS_USE_UTS=$use_uts
 export ZT_RSH_AGENT=$dir/rsh-agent
 export ZT_NET_IF=$subnet_cidr
@@ -240,7 +268,7 @@ export ZT_MPI_BTL=tcp,self
 export ZT_MPI_PML=ob1
 export ZT_NETNS_MPIRUN_ARGS="$mpirun_args"
 EOF
-  note "up: $n hosts ($hosts) id $id, rate ${rate}${delay:+, delay $delay}$([[ $tx_only -eq 1 ]] && echo ', egress only'), state in $dir"
+  note "up: $n hosts ($hosts) id $id, rate ${rate}${delay:+, delay $delay}${host_cpus:+, host CPUs $(IFS=/; echo "${cpu_lists[*]}") (taskset)}$([[ $tx_only -eq 1 ]] && echo ', egress only'), state in $dir"
 }
 
 # Runs "$@" inside namespace $2 of id $1 with the env file loaded and (when possible) its own UTS
@@ -254,13 +282,15 @@ run_in_host() {
   ip netns list | grep -qw -- "$host" || die "namespace $host does not exist"
   # shellcheck disable=SC1091
   source "$dir/env"
-  local args=() a
+  local args=() a pin=() cpus
   for a in "$@"; do args+=("${a//@hostfile/$ZT_NETNS_HOSTFILE}"); done
+  cpus=$(awk -v h="$host" '$2 == h {print $3}' "$dir/hosts.map")
+  [[ -z "$cpus" || "$cpus" == - ]] || pin=(taskset -c "$cpus")
   if [[ "$ZT_NETNS_USE_UTS" -eq 1 ]]; then
     # shellcheck disable=SC2016  # expanded by the inner shell
-    ip netns exec "$host" unshare --uts -- /bin/sh -c 'hostname "$0" && exec "$@"' "$host" "${args[@]}"
+    ip netns exec "$host" "${pin[@]}" unshare --uts -- /bin/sh -c 'hostname "$0" && exec "$@"' "$host" "${args[@]}"
   else
-    ip netns exec "$host" "${args[@]}"
+    ip netns exec "$host" "${pin[@]}" "${args[@]}"
   fi
 }
 

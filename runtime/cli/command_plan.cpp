@@ -1,7 +1,10 @@
 // `zerotrain plan`: the per-rank memory a config needs under every ZeRO stage, before running it
-// (like DeepSpeed's memory estimator, but from the same plan the engine allocates by).
+// (like DeepSpeed's memory estimator, but from the same plan the engine allocates by), and with
+// --predict the step time every stage should take (zero/step_time_model.h).
 #include <fmt/format.h>
 
+#include <cmath>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -10,8 +13,11 @@
 #include "runtime/cli/config_options.h"
 #include "core/error.h"
 #include "runtime/config/config.h"
+#include "runtime/train/compute_rate.h"
+#include "runtime/train/cpu_threads.h"
 #include "runtime/train/job_settings.h"
 #include "zero/memory_plan.h"
+#include "zero/step_time_model.h"
 
 namespace zt::cli {
 namespace {
@@ -21,7 +27,100 @@ void declare_options(po::options_description& options) {
   options.add_options()
       ("world-size,n", po::value<int>()->value_name("N")->default_value(1), "number of data-parallel ranks")
       ("device", po::value<std::string>()->value_name("DEV")->default_value("cpu"),
-       "device the plan is for: cpu or cuda (activation layouts differ slightly)");
+       "device the plan is for: cpu or cuda (activation layouts differ slightly)")
+      ("predict", po::bool_switch(), "also predict the step time of every stage (compute, communication, exposed)")
+      ("flops-per-s", po::value<double>()->value_name("R"),
+       "with --predict: one rank's compute rate in FLOP/s (e.g. 4e10); measured on this CPU when not given")
+      ("link-gbps", po::value<double>()->value_name("B"),
+       "with --predict: link bandwidth per rank and direction in Gbit/s (needed for more than one rank: "
+       "measuring it needs ranks; `zerotrain bench-comm` under mpirun reports it as busbw)")
+      ("link-latency-us", po::value<double>()->value_name("A"),
+       "with --predict: link latency per ring step in microseconds (default 0: latency terms left out)");
+}
+
+std::optional<double> positive_option(const po::variables_map& options, const char* name) {
+  if (!options.count(name)) return std::nullopt;
+  const double value = options[name].as<double>();
+  if (!std::isfinite(value) || value <= 0.0)
+    throw UsageError(fmt::format("--{} must be a positive number, got {}", name, value));
+  return value;
+}
+
+// What --predict was given, checked before anything is printed or measured.
+struct PredictOptions {
+  std::optional<double> flops_per_s;  // measured when absent
+  std::optional<double> link_gbps;    // required on more than one rank
+  std::optional<double> latency_us;   // 0 when absent
+};
+
+PredictOptions read_predict_options(const po::variables_map& options, int world, Device device) {
+  PredictOptions p;
+  p.flops_per_s = positive_option(options, "flops-per-s");
+  p.link_gbps = positive_option(options, "link-gbps");
+  if (options.count("link-latency-us")) {
+    p.latency_us = options["link-latency-us"].as<double>();
+    if (!std::isfinite(*p.latency_us) || *p.latency_us < 0.0)
+      throw UsageError(fmt::format("--link-latency-us must be zero or positive, got {}", *p.latency_us));
+  }
+  if (world > 1 && !p.link_gbps)
+    throw UsageError(fmt::format("--predict on {} ranks needs --link-gbps: measuring the link needs ranks (run "
+                                 "`zerotrain bench-comm` under mpirun and give its busbw)",
+                                 world));
+  if (!p.flops_per_s && !device.is_cpu())
+    throw UsageError("--predict for --device cuda needs --flops-per-s: the compute rate can be measured on this "
+                     "machine's CPU only");
+  return p;
+}
+
+std::string format_predictions(const PredictOptions& given, const Config& config, const models::Model& model, int world,
+                               int micro_batch, int seq_len) {
+  double flops_per_s = 0.0;
+  std::string rate_source = "given: --flops-per-s";
+  if (given.flops_per_s) {
+    flops_per_s = *given.flops_per_s;
+  } else {
+    const int threads = cpu_threads_for_this_rank(config.train.cpu_threads, 1, 1);
+    const MeasuredComputeRate measured = measure_cpu_compute_rate(config.model, micro_batch, seq_len, threads, 0.3);
+    flops_per_s = measured.flops_per_s;
+    rate_source = measured.what;
+  }
+  const ZeroOptions zero = zero_options(config);
+  const double micro_flops = model.flops_per_step(micro_batch, seq_len);
+  const double micro_s = micro_flops / flops_per_s;
+  const double latency_us = given.latency_us.value_or(0.0);
+  const LinkModel link{.latency_s = latency_us * 1e-6,
+                       .bytes_per_s = given.link_gbps ? *given.link_gbps * 1e9 / 8.0 : 0.0};
+
+  std::string out = fmt::format(
+      "Predicted step time of {} on {} rank(s), micro batch {} x {}, {} micro batch(es) per step\n", model.name(),
+      world, micro_batch, seq_len, zero.gradient_accumulation_steps);
+  out += fmt::format("  FLOPs per step and rank: {:.4e} (forward + backward, models/flops.h)\n",
+                     micro_flops * zero.gradient_accumulation_steps);
+  out += fmt::format("  compute rate: {:.2f} GFLOP/s per rank ({})\n", flops_per_s / 1e9, rate_source);
+  if (given.link_gbps)
+    out += fmt::format("  link: {:.3f} Gbit/s = {:.1f} MB/s per rank and direction (given: --link-gbps), latency "
+                       "{:.1f} us ({})\n",
+                       *given.link_gbps, link.bytes_per_s / 1e6, latency_us,
+                       given.latency_us ? "given: --link-latency-us" : "not given: taken as 0");
+  else
+    out += "  link: none needed on one rank\n";
+  out += fmt::format("  communication {}, parameters {}, reduce_bucket_size {} elements\n\n",
+                     dtype_name(zero.comm_dtype), dtype_name(zero.compute_dtype), zero.reduce_bucket_size);
+  out += fmt::format("{:>5}  {:>7}  {:>12}  {:>10}  {:>11}  {:>9}  {:>18}\n", "stage", "buckets", "T_compute ms",
+                     "T_comm ms", "exposed ms", "step ms", "no-overlap step ms");
+  for (int stage = 0; stage <= 3; ++stage) {
+    ZeroOptions o = zero;
+    o.stage = stage;
+    const StepTimeInputs in = step_time_inputs(model, o, world, micro_s, link);
+    const StepTimePrediction p = predict_step_time(in);
+    out += fmt::format("{:>5}  {:>7}  {:>12.1f}  {:>10.1f}  {:>11.1f}  {:>9.1f}  {:>18.1f}\n", stage,
+                       in.bucket_comm_bytes.size(), 1e3 * p.compute_s, 1e3 * p.comm_s, 1e3 * p.exposed_s,
+                       1e3 * p.step_s, 1e3 * p.step_without_overlap_s);
+  }
+  out += "\nexposed and step: overlap_comm true; no-overlap step: false (T_compute + T_comm). The model's formulas and\n"
+         "what it ignores (the optimizer step, CPU taken by communication, ZeRO-3 persistence) are in "
+         "zero/step_time_model.h.\n";
+  return out;
 }
 
 int run(const po::variables_map& options, std::ostream& out) {
@@ -37,10 +136,18 @@ int run(const po::variables_map& options, std::ostream& out) {
                                 dtype_name(config.precision.dtype)));
   auto model = build_model(config.model);
   const int seq_len = config.model.type == ModelType::mlp ? 1 : static_cast<int>(effective_seq_len(config));
-  out << format_memory_plans(*model, zero_options(config), world,
-                             static_cast<int>(config.train.train_micro_batch_size_per_gpu), seq_len, device);
+  const int micro_batch = static_cast<int>(config.train.train_micro_batch_size_per_gpu);
+  std::optional<PredictOptions> predict;
+  if (options["predict"].as<bool>()) {
+    predict = read_predict_options(options, world, device);
+  } else {
+    for (const char* name : {"flops-per-s", "link-gbps", "link-latency-us"})
+      if (options.count(name)) throw UsageError(fmt::format("--{} is used with --predict only", name));
+  }
+  out << format_memory_plans(*model, zero_options(config), world, micro_batch, seq_len, device);
   out << "\nModel state is exact: it is what the engine allocates (params, grads, optimizer). Buckets and "
          "activations are exact too;\ngathered<= bounds the ZeRO-3 parameters gathered at any moment.\n";
+  if (predict) out << "\n" << format_predictions(*predict, config, *model, world, micro_batch, seq_len);
   return 0;
 }
 
@@ -49,8 +156,10 @@ int run(const po::variables_map& options, std::ostream& out) {
 Command plan_command() {
   return {
       .name = "plan",
-      .summary = "Print the per-rank memory of a config under ZeRO stages 0-3",
-      .usage = "zerotrain plan --config FILE [--world-size N] [--set KEY=VALUE]...",
+      .summary = "Print the per-rank memory of a config under ZeRO stages 0-3 (and, with --predict, the step time)",
+      .usage = "zerotrain plan --config FILE [--world-size N] [--set KEY=VALUE]...\n"
+               "       zerotrain plan --config FILE --world-size N --predict --link-gbps B [--link-latency-us A] "
+               "[--flops-per-s R]",
       .declare_options = declare_options,
       .run = run,
   };

@@ -7,6 +7,9 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "models/flops.h"
 #include "runtime/cli/cli.h"
 #include "runtime/config/config.h"
 
@@ -140,6 +143,114 @@ TEST(CliPlan, PlansTheLlamaConfigsAtEveryStage) {
                        "--set", "data.seq_len=4096", "-n", "16", "--device", "cuda"});
   EXPECT_EQ(big.status, kExitSuccess) << big.err;
   expect_contains(big.out, {"llama (1235814400 parameters) on 16 rank(s)"});
+}
+
+// The rows of `plan --predict`'s table: stage -> {buckets, T_compute, T_comm, exposed, step, no-overlap step}.
+std::vector<std::vector<double>> predicted_rows(const std::string& out) {
+  std::vector<std::vector<double>> rows;
+  std::istringstream lines(out.substr(out.find("stage  buckets  T_compute ms")));
+  std::string line;
+  std::getline(lines, line);
+  for (int stage = 0; stage <= 3 && std::getline(lines, line); ++stage) {
+    std::istringstream fields(line);
+    int printed_stage = -1;
+    std::vector<double> row(6);
+    fields >> printed_stage;
+    for (double& value : row) fields >> value;
+    EXPECT_EQ(printed_stage, stage) << line;
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+TEST(CliPlanPredict, OneRankIsComputeOnlyAtTheGivenRate) {
+  CliResult result = run({"plan", "--config", source_file("configs/default.yaml"), "--predict", "--flops-per-s", "1e9"});
+  EXPECT_EQ(result.status, kExitSuccess) << result.err;
+  // configs/default.yaml: GPT-2 2 x 64, vocabulary 256, micro batch 4 x 64.
+  const double flops = models::flops::gpt2_step(2, 64, 256, 4, 64);
+  expect_contains(result.out, {"Predicted step time of gpt2 on 1 rank(s), micro batch 4 x 64, 1 micro batch(es)",
+                               fmt::format("FLOPs per step and rank: {:.4e}", flops),
+                               "compute rate: 1.00 GFLOP/s per rank (given: --flops-per-s)",
+                               "link: none needed on one rank"});
+  const auto rows = predicted_rows(result.out);
+  ASSERT_EQ(rows.size(), 4u);
+  for (const auto& row : rows) {
+    EXPECT_NEAR(row[1], flops / 1e9 * 1e3, 0.05);
+    EXPECT_EQ(row[2], 0.0);
+    EXPECT_EQ(row[3], 0.0);
+    EXPECT_EQ(row[4], row[1]);
+    EXPECT_EQ(row[5], row[1]);
+  }
+}
+
+TEST(CliPlanPredict, TwoRanksMoveTheRingVolumesOverTheGivenLink) {
+  CliResult result = run({"plan", "--config", source_file("configs/default.yaml"), "-n", "2", "--predict",
+                          "--flops-per-s", "1e9", "--link-gbps", "0.8", "--set", "train.gradient_accumulation_steps=2"});
+  EXPECT_EQ(result.status, kExitSuccess) << result.err;
+  expect_contains(result.out, {"on 2 rank(s), micro batch 4 x 64, 2 micro batch(es) per step",
+                               "link: 0.800 Gbit/s = 100.0 MB/s per rank and direction (given: --link-gbps), latency "
+                               "0.0 us (not given: taken as 0)",
+                               "communication f32, parameters f32, reduce_bucket_size 25000 elements"});
+  const auto rows = predicted_rows(result.out);
+  ASSERT_EQ(rows.size(), 4u);
+  // 120,576 fp32 parameters (even blocks: no padding on 2 ranks) = 482,304 bytes at 1e8 B/s:
+  // all-reduce 2·(1/2) of them = 4.82 ms; reduce-scatter and all-gather (1/2) each = 2.41 ms.
+  const double flops = 2 * models::flops::gpt2_step(2, 64, 256, 4, 64);
+  for (const auto& row : rows) EXPECT_NEAR(row[1], flops / 1e9 * 1e3, 0.05);
+  EXPECT_NEAR(rows[0][2], 4.8, 1e-9);
+  EXPECT_NEAR(rows[1][2], 2.4 + 2.4, 0.11);
+  EXPECT_NEAR(rows[2][2], 2.4 + 2.4, 0.11);
+  EXPECT_NEAR(rows[3][2], 2.4 + 2 * 2 * 2.4, 0.11);  // gathered in both passes of both micro batches
+  for (const auto& row : rows) {
+    EXPECT_GT(row[3], 0.0);
+    EXPECT_LT(row[3], row[2]);  // backward hides some of it
+    EXPECT_NEAR(row[4], row[1] + row[3], 0.11);
+    EXPECT_NEAR(row[5], row[1] + row[2], 0.11);
+  }
+  // Latency adds (N-1)·α per reduce-scatter or all-gather and 2(N-1)·α per all-reduce.
+  CliResult slow = run({"plan", "--config", source_file("configs/default.yaml"), "-n", "2", "--predict",
+                        "--flops-per-s", "1e9", "--link-gbps", "0.8", "--link-latency-us", "1000"});
+  EXPECT_EQ(slow.status, kExitSuccess) << slow.err;
+  expect_contains(slow.out, {"latency 1000.0 us (given: --link-latency-us)"});
+  const auto slow_rows = predicted_rows(slow.out);
+  ASSERT_EQ(slow_rows.size(), 4u);
+  const double buckets = slow_rows[0][0];
+  EXPECT_NEAR(slow_rows[0][2], 4.8 + 2 * buckets + 2, 0.11);  // + the statistics all-reduce's 2·α
+}
+
+TEST(CliPlanPredict, MeasuresTheComputeRateWhenNotGiven) {
+  CliResult result = run({"plan", "--config", source_file("configs/default.yaml"), "--predict"});
+  EXPECT_EQ(result.status, kExitSuccess) << result.err;
+  expect_contains(result.out, {"(measured: forward + backward of", "one-layer copy of the model"});
+  const auto rows = predicted_rows(result.out);
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_GT(rows[0][1], 0.0);
+}
+
+TEST(CliPlanPredict, BadValuesAreUsageErrorsBeforeAnythingIsPrinted) {
+  const std::string config = source_file("configs/default.yaml");
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--predict", "--flops-per-s", "0"}, "--flops-per-s must be a positive number, got 0"},
+      {{"--predict", "--flops-per-s=-5"}, "--flops-per-s must be a positive number, got -5"},
+      {{"--predict", "--flops-per-s", "nan"}, "--flops-per-s must be a positive number, got nan"},
+      {{"--predict", "-n", "2", "--link-gbps", "0"}, "--link-gbps must be a positive number, got 0"},
+      {{"--predict", "-n", "2", "--link-gbps", "1", "--link-latency-us=-3"},
+       "--link-latency-us must be zero or positive, got -3"},
+      {{"--predict", "-n", "2", "--flops-per-s", "1e9"},
+       "--predict on 2 ranks needs --link-gbps: measuring the link needs ranks"},
+      {{"--predict", "--device", "cuda", "--set", "precision.dtype=bf16"},
+       "--predict for --device cuda needs --flops-per-s: the compute rate can be measured on this machine's CPU only"},
+      {{"--link-gbps", "1"}, "--link-gbps is used with --predict only"},
+  };
+  for (const auto& [extra, message] : cases) {
+    std::vector<std::string> args = {"plan", "--config", config};
+    args.insert(args.end(), extra.begin(), extra.end());
+    CliResult result = run(args);
+    SCOPED_TRACE(message);
+    EXPECT_EQ(result.status, kExitUsage);
+    EXPECT_EQ(result.out, "");
+    expect_contains(result.err, {"zerotrain plan: " + message});
+  }
 }
 
 TEST(CliConfig, PrintsTheReference) {
