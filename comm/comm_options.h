@@ -1,4 +1,5 @@
-// Options of a communicator. The YAML config (comm.backend, comm.timeout_s, comm.debug_check)
+// Options of a communicator. The YAML config (comm.backend, comm.timeout_s, comm.debug_check,
+// comm.poll_interval_us)
 // is mapped onto this plain struct by the engine, so comm/ does not depend on the config code.
 #pragma once
 
@@ -16,6 +17,8 @@ enum class CommBackend { auto_select, mpi, nccl };
 CommBackend parse_comm_backend(std::string_view name);
 std::string_view comm_backend_name(CommBackend backend);
 
+inline constexpr int kDefaultPollIntervalUs = 100;
+
 struct CommOptions {
   CommBackend backend = CommBackend::auto_select;
   // A collective that has not completed this long after it started running on the comm stream
@@ -25,6 +28,12 @@ struct CommOptions {
   // small all-gather and fail with both sides' descriptions when they differ. Costs a latency-bound
   // round trip per collective, hence off by default.
   bool debug_check = false;
+  // MPI backend: how long the comm thread sleeps between two MPI_Test calls on a running
+  // collective (mpi_progress.h); 0 tests back to back, i.e. spins like a blocking MPI call. The
+  // default is the measured compromise (bench/results/comm_poll_*.md): long enough that a waiting
+  // comm thread costs its rank's compute thread almost no CPU, short enough that a transfer,
+  // which Open MPI progresses only inside MPI calls, is barely slowed.
+  std::chrono::microseconds poll_interval{kDefaultPollIntervalUs};
   // Name used in log lines and errors ("world", "dp", ...).
   std::string name = "world";
   // A directory all ranks can read (the run directory) where each rank's watchdog publishes its
