@@ -1,4 +1,5 @@
-// Options of a communicator. The YAML config (comm.backend, comm.timeout_s, comm.debug_check)
+// Options of a communicator. The YAML config (comm.backend, comm.timeout_s, comm.debug_check,
+// comm.poll_interval_us)
 // is mapped onto this plain struct by the engine, so comm/ does not depend on the config code.
 #pragma once
 
@@ -16,6 +17,13 @@ enum class CommBackend { auto_select, mpi, nccl };
 CommBackend parse_comm_backend(std::string_view name);
 std::string_view comm_backend_name(CommBackend backend);
 
+// Measured (bench/results/comm_poll_sweep_*.md: model small, stage 2, 2 simulated hosts, one core
+// per rank): spinning made the comm thread use 22-49 % of the step's CPU; 100 us cut that to 7-11 %
+// and the step by 3 % at 800 Mbit/s (where the link bounds the step) and by 18 % at 4 Gbit/s, while
+// 1 ms slowed the 800 Mbit/s transfers (comm_ms +17 %) and the step. Shorter sleeps (10-20 us) cost
+// more CPU for no gain: the kernel's timer slack (50 us) lengthens every sleep anyway.
+inline constexpr int kDefaultPollIntervalUs = 100;
+
 struct CommOptions {
   CommBackend backend = CommBackend::auto_select;
   // A collective that has not completed this long after it started running on the comm stream
@@ -25,6 +33,12 @@ struct CommOptions {
   // small all-gather and fail with both sides' descriptions when they differ. Costs a latency-bound
   // round trip per collective, hence off by default.
   bool debug_check = false;
+  // MPI backend: how long the comm thread sleeps between two MPI_Test calls on a running
+  // collective (mpi_progress.h); 0 tests back to back, i.e. spins like a blocking MPI call. The
+  // default (kDefaultPollIntervalUs) is long enough that a waiting comm thread costs its rank's
+  // compute thread little CPU, short enough that a transfer, which Open MPI progresses only inside
+  // MPI calls, is barely slowed.
+  std::chrono::microseconds poll_interval{kDefaultPollIntervalUs};
   // Name used in log lines and errors ("world", "dp", ...).
   std::string name = "world";
   // A directory all ranks can read (the run directory) where each rank's watchdog publishes its

@@ -70,6 +70,10 @@ class Communicator {
   // The stream collectives run on (a worker-thread CpuStream for MPI, a high-priority CUDA stream
   // for NCCL).
   virtual Stream& comm_stream() = 0;
+  // CPU time consumed so far by the host thread that runs this communicator's collectives, in ms
+  // (the MPI comm thread); 0 where no host thread runs them (NCCL). Sampled around a step, it shows
+  // what communication costs the compute thread on a rank with few cores.
+  virtual double cpu_time_ms() const { return 0.0; }
   // Sequence number the next collective will get.
   std::uint64_t next_sequence() const;
 

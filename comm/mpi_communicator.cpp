@@ -12,6 +12,7 @@
 #include "core/device_ops.h"
 #include "core/log.h"
 #include "comm/mpi_check.h"
+#include "comm/mpi_progress.h"
 
 namespace zt {
 
@@ -134,7 +135,9 @@ Work MpiCommunicator::launch(Collective collective, Stream& producer) {
 
 void MpiCommunicator::run(const Collective& c) {
   if (c.desc.kind == CollectiveKind::barrier) {
-    ZT_MPI_CHECK(MPI_Barrier(comm_.get()));
+    MPI_Request request = MPI_REQUEST_NULL;
+    ZT_MPI_CHECK(MPI_Ibarrier(comm_.get(), &request));
+    complete_polling(request, options().poll_interval);
     return;
   }
   if (device_.is_cuda() && !passes_device_buffers_directly(c.desc)) {
@@ -191,6 +194,8 @@ void MpiCommunicator::run_staged(const Collective& c) {
 void MpiCommunicator::run_on_host_memory(CollectiveKind kind, ReduceOp op, const BufferView& in,
                                          const BufferView& out, bool in_place, int root) {
   MPI_Comm comm = comm_.get();
+  MPI_Request request = MPI_REQUEST_NULL;
+  auto complete = [&] { complete_polling(request, options().poll_interval); };
   MPI_Datatype type = mpi_datatype(in.dtype);
   const std::size_t element = dtype_size(in.dtype);
   CollectiveDesc desc{kind, op, in.dtype, in.numel, root};
@@ -202,7 +207,8 @@ void MpiCommunicator::run_on_host_memory(CollectiveKind kind, ReduceOp op, const
         std::size_t count = std::min(kMaxPiece, in.numel - offset);
         auto* recv = static_cast<std::byte*>(out.data) + offset * element;
         const void* send = in_place ? MPI_IN_PLACE : static_cast<const std::byte*>(in.data) + offset * element;
-        ZT_MPI_CHECK(MPI_Allreduce(send, recv, static_cast<int>(count), type, sum, comm));
+        ZT_MPI_CHECK(MPI_Iallreduce(send, recv, static_cast<int>(count), type, sum, comm, &request));
+        complete();
         offset += count;
       } while (offset < in.numel);
       if (op == ReduceOp::avg) divide_host(out, world_size());
@@ -215,19 +221,22 @@ void MpiCommunicator::run_on_host_memory(CollectiveKind kind, ReduceOp op, const
         // MPI's in-place variant puts the result at the start of the buffer and may use the rest
         // as scratch; NCCL's leaves the other chunks alone, so reduce into scratch and copy back.
         BufferView result = scratch_.get(out.dtype, out.numel);
-        ZT_MPI_CHECK(MPI_Reduce_scatter_block(in.data, result.data, chunk, type, sum, comm));
+        ZT_MPI_CHECK(MPI_Ireduce_scatter_block(in.data, result.data, chunk, type, sum, comm, &request));
+        complete();
         if (op == ReduceOp::avg) divide_host(result, world_size());
         staging_copy(out, result);
         return;
       }
-      ZT_MPI_CHECK(MPI_Reduce_scatter_block(in.data, out.data, chunk, type, sum, comm));
+      ZT_MPI_CHECK(MPI_Ireduce_scatter_block(in.data, out.data, chunk, type, sum, comm, &request));
+      complete();
       if (op == ReduceOp::avg) divide_host(out, world_size());
       return;
     }
     case CollectiveKind::all_gather: {
       int chunk = as_mpi_count(in.numel, desc);
       const void* send = in_place ? MPI_IN_PLACE : in.data;
-      ZT_MPI_CHECK(MPI_Allgather(send, chunk, type, out.data, chunk, type, comm));
+      ZT_MPI_CHECK(MPI_Iallgather(send, chunk, type, out.data, chunk, type, comm, &request));
+      complete();
       return;
     }
     case CollectiveKind::broadcast: {
@@ -235,13 +244,17 @@ void MpiCommunicator::run_on_host_memory(CollectiveKind kind, ReduceOp op, const
       std::size_t offset = 0;
       do {
         std::size_t count = std::min(kMaxPiece, out.numel - offset);
-        ZT_MPI_CHECK(MPI_Bcast(static_cast<std::byte*>(out.data) + offset * element, static_cast<int>(count), type,
-                               root, comm));
+        ZT_MPI_CHECK(MPI_Ibcast(static_cast<std::byte*>(out.data) + offset * element, static_cast<int>(count), type,
+                                root, comm, &request));
+        complete();
         offset += count;
       } while (offset < out.numel);
       return;
     }
-    case CollectiveKind::barrier: ZT_MPI_CHECK(MPI_Barrier(comm)); return;
+    case CollectiveKind::barrier:
+      ZT_MPI_CHECK(MPI_Ibarrier(comm, &request));
+      complete();
+      return;
   }
 }
 

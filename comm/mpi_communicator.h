@@ -3,9 +3,10 @@
 // and the collective needs no host arithmetic.
 //
 // The comm stream is a worker-thread CpuStream: collectives run on it one at a time in issue order,
-// each a blocking MPI call on this communicator's own duplicate of the parent communicator. Only
-// that thread touches the duplicate after construction, so MPI sees one ordered stream of
-// collectives per communicator.
+// each a non-blocking MPI collective on this communicator's own duplicate of the parent
+// communicator, which the thread then tests and sleeps on (CommOptions::poll_interval,
+// mpi_progress.h) instead of busy-polling in a blocking call. Only that thread touches the
+// duplicate after construction, so MPI sees one ordered stream of collectives per communicator.
 #pragma once
 
 #include <memory>
@@ -32,6 +33,7 @@ class MpiCommunicator final : public Communicator {
   std::string_view backend_name() const override { return "mpi"; }
   Device device() const override { return device_; }
   Stream& comm_stream() override { return stream_; }
+  double cpu_time_ms() const override { return stream_.worker_cpu_time_ms(); }
   std::unique_ptr<Communicator> split(int color, int key, std::string name) override;
 
   // GPU buffers go to MPI without host staging (CUDA-aware MPI, no host arithmetic needed).

@@ -1,5 +1,8 @@
 #include "core/cpu_stream.h"
 
+#include <pthread.h>
+
+#include <ctime>
 #include <stdexcept>
 #include <utility>
 
@@ -53,11 +56,13 @@ std::chrono::steady_clock::time_point CpuEventState::completed_at() {
 
 CpuStream::CpuStream(Mode mode, std::string name, std::function<void()> worker_setup)
     : mode_(mode), name_(std::move(name)) {
-  if (mode_ == Mode::worker_thread)
-    worker_ = std::thread([this, setup = std::move(worker_setup)] {
-      if (setup) setup();
-      worker_loop();
-    });
+  if (mode_ != Mode::worker_thread) return;
+  worker_ = std::thread([this, setup = std::move(worker_setup)] {
+    if (setup) setup();
+    worker_loop();
+  });
+  // The worker is joined only in the destructor, so its clock stays valid as long as the stream.
+  has_worker_clock_ = pthread_getcpuclockid(worker_.native_handle(), &worker_clock_) == 0;
 }
 
 CpuStream::~CpuStream() {
@@ -93,6 +98,12 @@ void CpuStream::wait(const Event& event) {
 void CpuStream::synchronize() {
   Event done = record();
   done.synchronize();
+}
+
+double CpuStream::worker_cpu_time_ms() const {
+  timespec now{};
+  if (!has_worker_clock_ || clock_gettime(worker_clock_, &now) != 0) return 0.0;
+  return static_cast<double>(now.tv_sec) * 1e3 + static_cast<double>(now.tv_nsec) * 1e-6;
 }
 
 void CpuStream::submit(Task task) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <ctime>
 #include <deque>
 #include <exception>
 #include <functional>
@@ -57,6 +58,11 @@ class CpuStream final : public Stream {
   void wait(const Event& event) override;
   void synchronize() override;
 
+  // CPU time the worker thread has consumed so far, in ms (its thread CPU clock), so that callers
+  // can see what serving this stream costs the other threads of the process; 0 for an inline
+  // stream, whose work is charged to its callers.
+  double worker_cpu_time_ms() const;
+
  private:
   struct Task {
     std::function<void()> work;                  // skipped once the stream has failed
@@ -76,6 +82,8 @@ class CpuStream final : public Stream {
   std::deque<Task> queue_;
   bool stopping_ = false;
   std::thread worker_;
+  clockid_t worker_clock_{};  // the worker's CPU-time clock (pthread_getcpuclockid)
+  bool has_worker_clock_ = false;
 };
 
 }  // namespace zt

@@ -231,6 +231,7 @@ void ZeroEngine::forward_backward(models::Activations& acts, bool boundary) {
 StepStats ZeroEngine::train_step(const LoadMicroBatch& load, double lr, int local_stop_signal) {
   const auto start = Clock::now();
   const std::int64_t allocations_before = system_allocation_count();
+  const double comm_cpu_before = comm_.cpu_time_ms();
   StepStats stats;
   statistics_.begin();
   for (int micro = 0; micro < options_.gradient_accumulation_steps; ++micro) {
@@ -246,6 +247,7 @@ StepStats ZeroEngine::train_step(const LoadMicroBatch& load, double lr, int loca
     timeline_->add_stream_span(trace::Lane::compute, "optimizer step", optimizer_begin, ctx_.stream().record());
   stats.comm_ms = collective_ms(other_works_);
   stats.exposed_comm_ms = exposed_.take_ms();
+  stats.comm_cpu_ms = comm_.cpu_time_ms() - comm_cpu_before;
   if (choose_bucket_size_after_step_) choose_bucket_size_now();  // part of the first step's time
   stats.step_ms = ms_since(start);
   stats.allocations = system_allocation_count() - allocations_before;

@@ -54,6 +54,7 @@ struct StepStats {
   double step_ms = 0.0;        // wall time of the whole step on this rank
   double comm_ms = 0.0;        // summed duration of this step's collectives on the comm stream
   double exposed_comm_ms = 0.0;  // time the compute stream waited for communication
+  double comm_cpu_ms = 0.0;     // CPU time of the comm thread during the step (Communicator::cpu_time_ms)
   std::int64_t allocations = 0;  // memory taken from the system during the step: 0 after the first
   int stop_signal = 0;         // the stop signal some rank received (SIGTERM over SIGINT), or 0
 };

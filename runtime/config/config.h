@@ -154,6 +154,7 @@ struct CommConfig {
   CommBackendChoice backend = CommBackendChoice::auto_select;
   double timeout_s = 0;
   bool debug_check = false;
+  std::int64_t poll_interval_us = 0;
   bool operator==(const CommConfig&) const = default;
 };
 

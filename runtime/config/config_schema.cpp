@@ -5,6 +5,7 @@
 #include <charconv>
 #include <stdexcept>
 
+#include "comm/comm_options.h"
 #include "zero/engine_options.h"
 
 namespace zt {
@@ -411,6 +412,12 @@ std::vector<ConfigKey> make_keys() {
              "Seconds a collective may take before the watchdog fails the job instead of hanging."));
   add(boolean("comm.debug_check", field(&Config::comm, &CommConfig::debug_check), false,
               "Before every collective, check that all ranks issue the same one on the same sizes (slow)."));
+  add(integer("comm.poll_interval_us", field(&Config::comm, &CommConfig::poll_interval_us), kDefaultPollIntervalUs,
+              between(0, 1e6),
+              "MPI backend: microseconds the comm thread sleeps between two tests of a running collective, so that "
+              "it leaves the CPU to the compute thread; 0 tests back to back (spins, as a blocking MPI call does). "
+              "Longer sleeps slow transfers, which MPI progresses only while it is called. The comm thread's CPU "
+              "time per step is `comm_cpu_ms` in `metrics.jsonl`."));
   return keys;
 }
 

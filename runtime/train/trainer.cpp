@@ -107,6 +107,7 @@ Trainer::Trainer(const Config& config, MPI_Comm job) : config_(config), schedule
   comm_options.backend = comm_backend(config);
   comm_options.timeout = comm_timeout_from_seconds(config.comm.timeout_s);
   comm_options.debug_check = config.comm.debug_check;
+  comm_options.poll_interval = std::chrono::microseconds(config.comm.poll_interval_us);
   // A failure here only means timeouts cannot name the missing ranks: the watchdog warns once.
   std::filesystem::create_directories(flight_records, ignored);
   comm_options.flight_record_dir = flight_records.string();
@@ -232,6 +233,7 @@ void Trainer::report(std::int64_t step, const StepStats& stats, double lr) {
                              {"compute_ms", stats.step_ms - stats.exposed_comm_ms},
                              {"comm_ms", stats.comm_ms},
                              {"exposed_comm_ms", stats.exposed_comm_ms},
+                             {"comm_cpu_ms", stats.comm_cpu_ms},
                              {"allocs", stats.allocations},
                              {"model_flops_per_s", flops_per_step_ / (stats.step_ms / 1000.0)}};
     if (peak_flops_per_s_ > 0) record["mfu"] = mfu(stats.step_ms);

@@ -1,5 +1,6 @@
 // Every collective x dtype x in-place/out-of-place over sizes from 0 to a few MiB on the MPI
-// backend: CPU buffers, and GPU buffers staged through pinned host memory (skipped without a GPU).
+// backend: CPU buffers, and GPU buffers staged through pinned host memory (skipped without a GPU);
+// on CPU buffers also with a long poll interval of the comm thread.
 #include <gtest/gtest.h>
 
 #include <tuple>
@@ -34,6 +35,24 @@ std::string param_name(const testing::TestParamInfo<Param>& info) {
   return c.name() + "_" + std::string(dtype_name(dtype)) + (in_place ? "_inplace" : "_outofplace") +
          (gpu ? "_gpu_staged" : "_cpu");
 }
+
+// A long poll interval (1 ms between tests instead of the default) changes when the comm thread
+// progresses a collective, never what it computes.
+class MpiCollectivesLongPoll : public testing::TestWithParam<Param> {};
+
+TEST_P(MpiCollectivesLongPoll, ExactOnEveryRankForEverySize) {
+  auto [c, dtype, in_place, gpu] = GetParam();
+  CommOptions options = test_options();
+  options.poll_interval = std::chrono::milliseconds(1);
+  MpiCommunicator comm(MPI_COMM_WORLD, test_device(gpu), options);
+  for (std::size_t size : test_sizes()) check_collective(comm, c, dtype, in_place, size);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cpu, MpiCollectivesLongPoll,
+                         testing::Combine(testing::ValuesIn(all_collective_cases()),
+                                          testing::Values(DType::f32, DType::bf16), testing::Bool(),
+                                          testing::Values(false)),
+                         param_name);
 
 INSTANTIATE_TEST_SUITE_P(Cpu, MpiCollectives,
                          testing::Combine(testing::ValuesIn(all_collective_cases()),

@@ -385,6 +385,9 @@ TEST_F(EngineTest, ReportsCommunicationAndItsExposedPart) {
     EXPECT_GT(s.comm_ms, 0.0);
     EXPECT_GT(s.exposed_comm_ms, 0.0);
     EXPECT_LT(s.exposed_comm_ms, s.step_ms);
+    // The MPI comm thread copies and reduces during the step; one thread's CPU time fits in the step.
+    EXPECT_GT(s.comm_cpu_ms, 0.0);
+    EXPECT_LE(s.comm_cpu_ms, s.step_ms + 1.0);
     EXPECT_GT(s.step_ms, 0.0);
     EXPECT_GT(s.grad_norm, 0.0);
   }

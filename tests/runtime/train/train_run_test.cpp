@@ -81,7 +81,7 @@ TEST(TrainRun, MetricsHaveEveryFieldForEveryStep) {
   REQUIRE_RUN();
   const std::vector<std::string> fields = {"step",    "loss",       "lr",      "grad_norm",       "loss_scale",
                                            "skipped", "tokens_per_s", "step_ms", "compute_ms",  "comm_ms",
-                                           "exposed_comm_ms", "mem_params", "mem_grads", "mem_optimizer",
+                                           "exposed_comm_ms", "comm_cpu_ms", "mem_params", "mem_grads", "mem_optimizer",
                                            "mem_buckets", "mem_activations", "mem_peak", "model_flops_per_s", "mfu"};
   std::set<std::int64_t> steps;
   double flops_per_step = 0.0, peak = 0.0;
@@ -92,6 +92,7 @@ TEST(TrainRun, MetricsHaveEveryFieldForEveryStep) {
     EXPECT_GT(r.at("tokens_per_s").get<double>(), 0.0);
     EXPECT_GT(r.at("step_ms").get<double>(), 0.0);
     EXPECT_GE(r.at("exposed_comm_ms").get<double>(), 0.0);
+    EXPECT_GE(r.at("comm_cpu_ms").get<double>(), 0.0);
     EXPECT_GT(r.at("mem_optimizer").get<double>(), 0.0);
     // The model's FLOPs per step are the same every step, and so is the sgemm ceiling MFU divides by.
     const double flops = r.at("model_flops_per_s").get<double>() * r.at("step_ms").get<double>() / 1000.0;

@@ -1,0 +1,15 @@
+// Completion of a non-blocking MPI collective on the comm thread without taking the CPU from the
+// rank's compute thread.
+#pragma once
+
+#include <mpi.h>
+
+#include <chrono>
+
+namespace zt {
+
+// Returns when `request` (a started MPI_I* collective) has completed; throws zt::CallError with
+// MPI's error string when it failed. poll_interval: the sleep between two tests; 0 spins.
+void complete_polling(MPI_Request& request, std::chrono::microseconds poll_interval);
+
+}  // namespace zt
