@@ -70,11 +70,11 @@ ZeroEngine::ZeroEngine(const models::Model& model, models::ComputeContext& ctx, 
   }
   grad_shard_ = Buffer(device, DType::f32, plan_.shard_numel(), MemCategory::grads, tracker);
   param_sync_.resize(blocks);
-  // auto: the buffers the initial (largest) size gets, so that memory never exceeds the plan's.
-  bucket_buffers_ = std::max<std::size_t>(2, plan_.bucket_buffers(reduce_buffer_budget(options)));
   choose_bucket_size_after_step_ = options.reduce_bucket_size == kAutoBucketSize && comm.world_size() > 1;
   reducer_ = std::make_unique<GradientReducer>(plan_, tied_to_, comm, ctx.stream(), device, options.comm_dtype,
-                                               options.overlap_comm, bucket_buffers_, exposed_, tracker);
+                                               options.overlap_comm,
+                                               std::max<std::size_t>(2, bucket_buffer_count(plan_, options)), exposed_,
+                                               tracker);
   if (options.stage == 3) {
     gatherer_ = std::make_unique<ParamGatherer>(plan_, comm, ctx.stream(), device, dtype,
                                                 options.stage3_prefetch_bucket_size,
@@ -299,7 +299,8 @@ void ZeroEngine::choose_bucket_size_now() {
   reducer_.reset();  // its buffers go first: the old and new ones together would exceed the plan
   plan_ = PartitionPlan(numels, plan_.world_size(), choice.bucket_numel, options_.first_reduce_bucket_size);
   reducer_ = std::make_unique<GradientReducer>(plan_, tied_to_, comm_, ctx_.stream(), ctx_.device(),
-                                               options_.comm_dtype, options_.overlap_comm, bucket_buffers_, exposed_,
+                                               options_.comm_dtype, options_.overlap_comm,
+                                               std::max<std::size_t>(2, bucket_buffer_count(plan_, options_)), exposed_,
                                                tracker_);
   reducer_->set_timeline(timeline_);
   if (comm_.rank() == 0)

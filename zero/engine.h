@@ -135,7 +135,6 @@ class ZeroEngine {
   StepStatistics statistics_;
   std::vector<Work> param_sync_;       // stages 1/2: each block's pending all-gather
   std::unique_ptr<GradientReducer> reducer_;
-  std::size_t bucket_buffers_ = 2;
   bool choose_bucket_size_after_step_ = false;  // reduce_bucket_size: auto, before the first step's end
   Event backward_begin_, backward_end_;         // the last micro-batch's backward, while choosing
   std::unique_ptr<ParamGatherer> gatherer_;

@@ -23,7 +23,8 @@ inline constexpr std::size_t kSmallestAutoBucketSize = 65'536;
 // The first bucket (the last layers' gradients, ready first): 1 MiB of fp32, as PyTorch DDP, so
 // that the first reduction starts early in backward.
 inline constexpr std::size_t kDefaultFirstReduceBucketSize = 262'144;
-// Bucket buffers: room for four buckets, so that backward runs ahead of three reductions.
+// Bucket buffers by default: room for four buckets, and at least for the largest layer's buckets
+// plus one (memory_plan.h, bucket_buffer_count).
 inline constexpr std::size_t kDefaultReduceBuffersPerBucket = 4;
 inline constexpr std::size_t kDefaultPrefetchBucketSize = 15'000'000;
 inline constexpr std::size_t kDefaultPersistenceThreshold = 100'000;
@@ -34,7 +35,7 @@ struct ZeroOptions {
   std::size_t reduce_bucket_size = kDefaultReduceBucketSize;  // elements per gradient bucket; kAutoBucketSize = auto
   std::size_t first_reduce_bucket_size = kDefaultFirstReduceBucketSize;        // elements of the first bucket
   // Elements all bucket buffers may hold together (at least two buckets' worth are used);
-  // 0 = kDefaultReduceBuffersPerBucket buckets.
+  // 0 = the default (memory_plan.h, bucket_buffer_count).
   std::size_t reduce_buffer_size = 0;
   std::size_t stage3_prefetch_bucket_size = kDefaultPrefetchBucketSize;        // elements gathered ahead of use
   std::size_t stage3_param_persistence_threshold = kDefaultPersistenceThreshold;  // blocks this small stay gathered
@@ -55,12 +56,6 @@ struct ZeroOptions {
 // The bucket size the engine starts with: auto starts with (and never exceeds) the default.
 inline std::size_t initial_bucket_size(const ZeroOptions& options) {
   return options.reduce_bucket_size == kAutoBucketSize ? kDefaultReduceBucketSize : options.reduce_bucket_size;
-}
-
-// The budget of the bucket buffers in elements.
-inline std::size_t reduce_buffer_budget(const ZeroOptions& options) {
-  return options.reduce_buffer_size != 0 ? options.reduce_buffer_size
-                                         : kDefaultReduceBuffersPerBucket * initial_bucket_size(options);
 }
 
 inline bool accumulates_in_fp32(const ZeroOptions& options) {

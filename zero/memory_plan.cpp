@@ -17,6 +17,22 @@ PartitionPlan make_partition_plan(const models::Model& model, const ZeroOptions&
                        options.first_reduce_bucket_size);
 }
 
+namespace {
+
+std::size_t default_buffer_budget(const PartitionPlan& plan) {
+  const std::size_t bucket = plan.largest_bucket_numel();
+  std::size_t layer = 0;  // block 0 runs backward last: nothing is left to overlap with its reductions
+  for (std::size_t b = 1; b < plan.blocks().size(); ++b) layer = std::max(layer, plan.block(b).padded_numel);
+  return std::max(kDefaultReduceBuffersPerBucket * bucket, layer + bucket);
+}
+
+}  // namespace
+
+std::size_t bucket_buffer_count(const PartitionPlan& plan, const ZeroOptions& options) {
+  const std::size_t budget = options.reduce_buffer_size != 0 ? options.reduce_buffer_size : default_buffer_budget(plan);
+  return plan.bucket_buffers(budget);
+}
+
 MemoryPlan plan_memory(const models::Model& model, const ZeroOptions& options, int world_size, int micro_batch,
                        int seq_len, Device device) {
   const PartitionPlan plan = make_partition_plan(model, options, world_size);
@@ -28,8 +44,14 @@ MemoryPlan plan_memory(const models::Model& model, const ZeroOptions& options, i
   m.params = options.stage < 3 ? c * padded_total : c * shard;
   m.grads = 4 * shard + (options.stage < 2 ? c * total : 0) + (accumulates_in_fp32(options) ? 4 * total : 0);
   m.optimizer = 3 * 4 * shard;
-  const auto slots = static_cast<std::int64_t>(plan.bucket_buffers(reduce_buffer_budget(options)));
-  m.buckets = slots * static_cast<std::int64_t>(plan.largest_bucket_numel() * dtype_size(options.comm_dtype));
+  const std::size_t largest = plan.largest_bucket_numel();
+  std::size_t bucket_numel = bucket_buffer_count(plan, options) * largest;
+  if (options.reduce_bucket_size == kAutoBucketSize) {
+    // Auto picks a size at most the initial one, whose buffers fill the budget (or two buckets).
+    const std::size_t budget = options.reduce_buffer_size != 0 ? options.reduce_buffer_size : default_buffer_budget(plan);
+    bucket_numel = std::max(budget, 2 * largest);
+  }
+  m.buckets = static_cast<std::int64_t>(bucket_numel * dtype_size(options.comm_dtype));
   m.activations =
       static_cast<std::int64_t>(models::Activations::bytes_needed(model, micro_batch, seq_len, device, options.compute_dtype));
   m.padding_elements = padded_total - total;

@@ -15,11 +15,18 @@ namespace zt {
 // The partition the engine uses: stage 0 partitions nothing (a plan for one rank).
 PartitionPlan make_partition_plan(const models::Model& model, const ZeroOptions& options, int world_size);
 
+// How many bucket buffers the engine uses with plan: as many as reduce_buffer_size holds (at least
+// two). The default budget holds four buckets, and at least the buckets of the largest layer that
+// is not the last in backward plus one: backward hands over a whole layer's gradient at once, so
+// with fewer buffers it would wait for that layer's reductions instead of running the next layer
+// while they go on.
+std::size_t bucket_buffer_count(const PartitionPlan& plan, const ZeroOptions& options);
+
 struct MemoryPlan {
   std::int64_t params = 0;       // compute-dtype parameters (stage 3: the shard)
   std::int64_t grads = 0;        // block gradients (stages 0/1; + fp32 accumulators) + the fp32 gradient shard
   std::int64_t optimizer = 0;    // fp32 master, exp_avg, exp_avg_sq of the shard
-  std::int64_t buckets = 0;      // the gradient bucket buffers (PartitionPlan::bucket_buffers)
+  std::int64_t buckets = 0;      // the gradient bucket buffers (reduce_bucket_size: auto, an upper bound)
   std::int64_t activations = 0;  // one micro-batch's activations
   std::int64_t gathered_bound = 0;  // stage 3: most bytes of gathered parameters at any moment
   std::int64_t padding_elements = 0;  // parameters added to make blocks divide by the world size

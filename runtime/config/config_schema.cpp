@@ -354,7 +354,8 @@ std::vector<ConfigKey> make_keys() {
               field(&Config::zero_optimization, &ZeroConfig::reduce_buffer_size), 0, between(0, kMaxBucketElements),
               "Elements the gradient bucket buffers may hold together: backward fills a free buffer while the "
               "others' reductions run, and waits only when none is free. At least two buffers are used; 0 = "
-              "room for 4 buckets. Counted in `zerotrain plan` (buckets)."));
+              "room for 4 buckets and at least for the largest layer's buckets plus one (backward hands over a "
+              "layer's gradient at once). Counted in `zerotrain plan` (buckets)."));
   add(integer("zero_optimization.stage3_prefetch_bucket_size",
               field(&Config::zero_optimization, &ZeroConfig::stage3_prefetch_bucket_size),
               static_cast<std::int64_t>(kDefaultPrefetchBucketSize), between(0, kMaxBucketElements),
