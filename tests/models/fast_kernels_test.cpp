@@ -190,6 +190,32 @@ TEST(ReferenceKernels, TheSwitchRunsTheReferenceThroughTheSameEntryPoints) {
   EXPECT_NE(y, y_ref) << "the fast tanh rounds differently somewhere in 4096 values";
 }
 
+// The other fused entry points under the switch: bitwise the unfused reference composition.
+TEST(ReferenceKernels, FusedEntryPointsRunTheReferenceComposition) {
+  const int N = 9, C = 33;
+  const std::size_t n = static_cast<std::size_t>(N) * C;
+  auto x = random_vector(n, 50, 3.0f), d = random_vector(n, 51), bias = random_vector(C, 52);
+  auto a = random_vector(n, 53), w = random_vector(C, 54);
+  std::vector<float> dpre(n), db(C, 0.5f), dpre_ref(n), db_ref(C, 0.5f);
+  cpu::reference::gelu_backward(dpre_ref.data(), x.data(), d.data(), n);
+  for (std::size_t i = 0; i < n; ++i) db_ref[i % C] += dpre_ref[i];
+  std::vector<float> mid(n), y(n), m(N), r(N), mid_ref(n), y_ref(n), m_ref(N), r_ref(N);
+  for (std::size_t i = 0; i < n; ++i) mid_ref[i] = a[i] + x[i];
+  cpu::reference::layernorm_forward(y_ref.data(), m_ref.data(), r_ref.data(), mid_ref.data(), w.data(), bias.data(),
+                                    N, C);
+  zt::set_reference_cpu_kernels(true);
+  cpu::gelu_bias_backward(dpre.data(), db.data(), x.data(), d.data(), N, C);
+  cpu::residual_layernorm_forward(mid.data(), y.data(), m.data(), r.data(), a.data(), x.data(), w.data(), bias.data(),
+                                  N, C);
+  zt::set_reference_cpu_kernels(false);
+  EXPECT_EQ(dpre, dpre_ref);
+  EXPECT_EQ(db, db_ref);
+  EXPECT_EQ(mid, mid_ref);
+  EXPECT_EQ(y, y_ref);
+  EXPECT_EQ(m, m_ref);
+  EXPECT_EQ(r, r_ref);
+}
+
 TEST(ComputeThreads, SetsOpenBlasThreads) {
   cpu::set_compute_threads(3);
   EXPECT_EQ(cpu::blas_threads(), 3);
