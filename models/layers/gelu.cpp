@@ -37,7 +37,7 @@ namespace {
 
 std::size_t at(int n, int OC) { return static_cast<std::size_t>(n) * OC; }
 
-// One row of each: the reference's formulas with the vectorisable tanh.
+// Row by row (the bias row stays in L1): the reference's formulas with the vectorisable tanh.
 ZT_CPU_KERNEL void bias_gelu_rows(float* out, float* pre, const float* bias, int N, int OC) {
   for (int n = 0; n < N; ++n) {
     float* p = pre + at(n, OC);
