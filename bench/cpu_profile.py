@@ -26,12 +26,18 @@ ROOT = pc.ROOT
 
 # Entry points reported, in the order of a step. Inclusive shares: a layer's row includes the BLAS
 # products it calls; the BLAS row is all time inside libopenblas whoever called it.
-OPS = ["embedding_forward", "layernorm_forward", "linear_forward", "attention_forward", "gelu_forward",
-       "residual_forward", "softmax_xent_forward", "softmax_xent_backward", "linear_backward", "gelu_backward",
-       "attention_backward", "layernorm_backward", "embedding_backward", "adamw_step_host"]
+# gelu_forward / gelu_backward are the unfused kernels of binaries before bias_gelu_forward and
+# gelu_bias_backward; residual_layernorm_forward is a residual add and a layernorm_forward in one.
+OPS = ["embedding_forward", "layernorm_forward", "residual_layernorm_forward", "linear_forward",
+       "attention_forward", "gelu_forward", "bias_gelu_forward", "residual_forward", "softmax_xent_forward",
+       "softmax_xent_backward", "linear_backward", "gelu_backward", "gelu_bias_backward", "attention_backward",
+       "layernorm_backward", "embedding_backward", "adamw_step_host"]
 
 ALIASES = {"gelu_forward": ["zt::models::cpu::gelu_forward_range"],
            "gelu_backward": ["zt::models::cpu::gelu_backward_range"],
+           "bias_gelu_forward": ["zt::models::cpu::bias_gelu_rows"],
+           "gelu_bias_backward": ["zt::models::cpu::gelu_bias_backward_rows"],
+           "residual_layernorm_forward": ["zt::models::cpu::residual_layernorm_rows"],
            "layernorm_forward": ["zt::models::cpu::layernorm_forward_rows"],
            "layernorm_backward": ["zt::models::cpu::layernorm_backward_rows"],
            "softmax_xent_forward": ["zt::models::cpu::forward_rows"],

@@ -138,7 +138,7 @@ def run_zerotrain(prefix, sets, steps, run_dir, config="configs/default.yaml", e
             "--set", "logging.log_interval=1000000", "--set", f"logging.run_dir={run_dir}"]
     for kv in sets:
         cmd += ["--set", kv]
-    full_env = dict(os.environ, ZT_BIN=zerotrain_bin(), **(env or {}))
+    full_env = {**os.environ, "ZT_BIN": zerotrain_bin(), **(env or {})}  # env may name another ZT_BIN
     result = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=full_env)
     if result.returncode != 0:
         sys.exit(f"job failed ({shlex.join(cmd)}):\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")

@@ -21,6 +21,7 @@ PyTorch comes from $ZT_TORCH_PYTHON when set, else .venv-fixtures/ when it has t
 
   bench/perf_peer.py                       # tiny and small, 2 ranks on this machine
   bench/perf_peer.py --rate 100mbit        # 2 simulated hosts (bench/netns), 1 rank each
+  bench/perf_peer.py --baseline OLD_BIN    # adds zt-s0-base / zt-s1-base (that binary) to every round
 Writes bench/results/perf_peer_<label>.md.
 """
 import argparse
@@ -51,6 +52,11 @@ def torch_python():
     subprocess.check_call([sys.executable, "-m", "venv", str(venv)])
     subprocess.check_call([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "torch", "numpy"])
     return str(venv / "bin" / "python")
+
+
+def baseline_commit(binary):
+    marker = Path(binary).resolve().parent / "SOURCE_COMMIT"
+    return marker.read_text().strip() if marker.exists() else "an unrecorded commit (no SOURCE_COMMIT beside it)"
 
 
 def run_torch(args, py, model, mode, out_path, netns):
@@ -94,6 +100,8 @@ def main():
     parser.add_argument("--set", action="append", default=[], help="extra zerotrain KEY=VALUE")
     parser.add_argument("--trainers", default=",".join(name for name, _, _ in TRAINERS),
                         help="which of " + ", ".join(name for name, _, _ in TRAINERS) + " to run")
+    parser.add_argument("--baseline", help="a second zerotrain binary: each zerotrain trainer also runs with it "
+                        "(as NAME-base) in every round, so old and new are compared in the same rounds")
     parser.add_argument("--label")
     parser.add_argument("--output")
     args = parser.parse_args()
@@ -102,7 +110,13 @@ def main():
     unknown = [t for t in chosen if t not in {name for name, _, _ in TRAINERS}]
     if unknown:
         sys.exit(f"--trainers: unknown {', '.join(unknown)}")
-    trainers = [t for t in TRAINERS if t[0] in chosen]
+    trainers = []
+    for name, kind, what in TRAINERS:
+        if name in chosen:
+            trainers.append((name, kind, what))
+            if args.baseline and kind == "zt":
+                trainers.append((name + "-base", kind, what))
+    baseline_env = {"ZT_BIN": str(Path(args.baseline).resolve())} if args.baseline else None
     py = torch_python()
     torch_version = subprocess.run([py, "-c", "import torch; print(torch.__version__)"], capture_output=True,
                                    text=True).stdout.strip()
@@ -120,7 +134,8 @@ def main():
                         path = os.path.join(tmp, f"{model}-{name}-{rep}")
                         if kind == "zt":
                             records, _ = pc.run_zerotrain(prefix, pc.model_sets(model) + [
-                                f"zero_optimization.stage={what}"] + args.set, args.steps, path)
+                                f"zero_optimization.stage={what}"] + args.set, args.steps, path,
+                                env=baseline_env if name.endswith("-base") else None)
                         else:
                             records = run_torch(args, py, model, what, path + ".jsonl", netns)
                         runs[name].append(records)
@@ -145,7 +160,9 @@ def main():
         f"DDP bucket_cap_mb {args.bucket_cap_mb:g}",
         f"load averages (1 min) before each round: {', '.join(l.split()[0] for l in loads)}",
         "same initial weights (zerotrain's init reproduced bit for bit) and the same batches: losses compared step "
-        "by step"])
+        "by step"] + ([f"baseline (the -base rows): {args.baseline}, built from {baseline_commit(args.baseline)}; "
+                       "new / base = median of the per-round ratios of the two binaries' tokens/s"]
+                      if args.baseline else []))
     for model in args.models.split(","):
         runs = results[model]
         tok = {n: [statistics.median(r["tokens_per_s"] for r in recs[args.warmup:]) for recs in runs[n]]
@@ -157,7 +174,7 @@ def main():
                   f"max loss diff, first {args.check_steps} steps | max loss diff, all {args.steps} | loss at last step |",
                   "| --- | --- | --- | --- | --- | --- | --- |"]
         peers = {"zt-s0": "torch-ddp", "torch-ddp": "zt-s0", "zt-s1": "torch-zro", "torch-zro": "zt-s1",
-                 "zt-s2": "torch-ddp"}
+                 "zt-s2": "torch-ddp", "zt-s0-base": "torch-ddp", "zt-s1-base": "torch-zro", "zt-s2-base": "torch-ddp"}
         for name, _, _ in trainers:
             peer = peers[name]
             if peer not in runs:
@@ -170,6 +187,13 @@ def main():
             lines.append(f"| {name} | {statistics.median(tok[name]):.0f} | {step_ms[name]:.1f} | "
                          f"{ratio:.2f} ({zt} / {other}) | {max(diffs[:args.check_steps]):.2e} | {max(diffs):.2e} | "
                          f"{runs[name][0][-1]['loss']:.4f} |")
+        if args.baseline:
+            lines += ["", "| trainer | new / base tokens/s (median of per-round ratios) | per round |", "| --- | --- | --- |"]
+            for name, kind, _ in trainers:
+                if kind == "zt" and not name.endswith("-base"):
+                    per_round = [a / b for a, b in zip(tok[name], tok[name + "-base"])]
+                    lines.append(f"| {name} | {statistics.median(per_round):.3f} | "
+                                 f"{', '.join(f'{r:.3f}' for r in per_round)} |")
     pc.write_results(args.output or ROOT / "bench" / "results" / f"perf_peer_{label}.md", lines)
 
 

@@ -52,10 +52,19 @@ void CpuKernels::linear_backward(BufferView dinp, BufferView dweight, BufferView
   cpu::linear_backward(or_null(dinp), f(dweight), or_null(dbias), f(dout), f(inp), f(weight), N, IC, OC, ldo);
 }
 
-void CpuKernels::gelu_forward(BufferView out, BufferView inp) { cpu::gelu_forward(f(out), f(inp), inp.numel); }
+void CpuKernels::residual_layernorm_forward(BufferView mid, BufferView out, BufferView mean, BufferView rstd,
+                                            BufferView a, BufferView b, BufferView weight, BufferView bias, int N,
+                                            int C) {
+  cpu::residual_layernorm_forward(f(mid), f(out), f(mean), f(rstd), f(a), f(b), f(weight), f(bias), N, C);
+}
 
-void CpuKernels::gelu_backward(BufferView dinp, BufferView inp, BufferView dout) {
-  cpu::gelu_backward(f(dinp), f(inp), f(dout), inp.numel);
+void CpuKernels::bias_gelu_forward(BufferView out, BufferView pre, BufferView bias, int N, int OC) {
+  cpu::bias_gelu_forward(f(out), f(pre), f(bias), N, OC);
+}
+
+void CpuKernels::gelu_bias_backward(BufferView dpre, BufferView dbias, BufferView pre, BufferView dout, int N,
+                                    int OC) {
+  cpu::gelu_bias_backward(f(dpre), f(dbias), f(pre), f(dout), N, OC);
 }
 
 void CpuKernels::residual_forward(BufferView out, BufferView a, BufferView b) {

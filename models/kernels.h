@@ -35,8 +35,12 @@ class Kernels {
                               int OC, int ldo) = 0;
   virtual void linear_backward(BufferView dinp, BufferView dweight, BufferView dbias, BufferView dout, BufferView inp,
                                BufferView weight, int N, int IC, int OC, int ldo) = 0;
-  virtual void gelu_forward(BufferView out, BufferView inp) = 0;
-  virtual void gelu_backward(BufferView dinp, BufferView inp, BufferView dout) = 0;
+  virtual void residual_layernorm_forward(BufferView mid, BufferView out, BufferView mean, BufferView rstd,
+                                          BufferView a, BufferView b, BufferView weight, BufferView bias, int N,
+                                          int C) = 0;
+  virtual void bias_gelu_forward(BufferView out, BufferView pre, BufferView bias, int N, int OC) = 0;
+  virtual void gelu_bias_backward(BufferView dpre, BufferView dbias, BufferView pre, BufferView dout, int N,
+                                  int OC) = 0;
   virtual void residual_forward(BufferView out, BufferView a, BufferView b) = 0;
   virtual void attention_forward(BufferView out, BufferView att, BufferView qkv, BufferView scratch, int B, int T,
                                  int C, int NH) = 0;

@@ -31,14 +31,13 @@ class MLPHiddenBlock final : public Block {
   }
   void forward(ComputeContext& ctx, const BlockParams& p, const BlockIO& io) override {
     int N = io.B * io.T;
-    ops::linear_forward(ctx, io.saved[0], io.input, layout_.view(p.params, 0), layout_.view(p.params, 1), N, in_, out_,
-                        out_);
-    ops::gelu_forward(ctx, io.output, io.saved[0]);
+    ops::linear_forward(ctx, io.saved[0], io.input, layout_.view(p.params, 0), {}, N, in_, out_, out_);
+    ops::bias_gelu_forward(ctx, io.output, io.saved[0], layout_.view(p.params, 1), N, out_);
   }
   void backward(ComputeContext& ctx, const BlockParams& p, const BlockGrads& g, const BlockIO& io) override {
     int N = io.B * io.T;
-    ops::gelu_backward(ctx, io.scratch[0], io.saved[0], g.d_output);
-    ops::linear_backward(ctx, g.d_input, layout_.view(g.grads, 0), layout_.view(g.grads, 1), io.scratch[0], io.input,
+    ops::gelu_bias_backward(ctx, io.scratch[0], layout_.view(g.grads, 1), io.saved[0], g.d_output, N, out_);
+    ops::linear_backward(ctx, g.d_input, layout_.view(g.grads, 0), {}, io.scratch[0], io.input,
                          layout_.view(p.params, 0), N, in_, out_, out_);
   }
   double flops(int B, int T) const override { return flops::linear(static_cast<double>(B) * T, in_, out_); }

@@ -76,17 +76,33 @@ void linear_backward(ComputeContext& ctx, BufferView dinp, BufferView dweight, B
   ctx.kernels().linear_backward(dinp, dweight, dbias, dout, inp, weight, N, IC, OC, ldo);
 }
 
-void gelu_forward(ComputeContext& ctx, BufferView out, BufferView inp) {
-  check_act(ctx, out, inp.numel, "gelu out");
-  check_act(ctx, inp, inp.numel, "gelu inp");
-  ctx.kernels().gelu_forward(out, inp);
+void residual_layernorm_forward(ComputeContext& ctx, BufferView mid, BufferView out, BufferView mean, BufferView rstd,
+                                BufferView a, BufferView b, BufferView weight, BufferView bias, int N, int C) {
+  check_act(ctx, a, sz(N, C), "residual_layernorm a");
+  check_act(ctx, b, sz(N, C), "residual_layernorm b");
+  check_act(ctx, mid, sz(N, C), "residual_layernorm mid");
+  check_act(ctx, out, sz(N, C), "residual_layernorm out");
+  check(ctx, mean, DType::f32, N, "residual_layernorm mean");
+  check(ctx, rstd, DType::f32, N, "residual_layernorm rstd");
+  check_act(ctx, weight, C, "residual_layernorm weight");
+  check_act(ctx, bias, C, "residual_layernorm bias");
+  ctx.kernels().residual_layernorm_forward(mid, out, mean, rstd, a, b, weight, bias, N, C);
 }
 
-void gelu_backward(ComputeContext& ctx, BufferView dinp, BufferView inp, BufferView dout) {
-  check_act(ctx, dinp, inp.numel, "gelu dinp");
-  check_act(ctx, dout, inp.numel, "gelu dout");
-  check_act(ctx, inp, inp.numel, "gelu inp");
-  ctx.kernels().gelu_backward(dinp, inp, dout);
+void bias_gelu_forward(ComputeContext& ctx, BufferView out, BufferView pre, BufferView bias, int N, int OC) {
+  check_act(ctx, out, sz(N, OC), "gelu out");
+  check_act(ctx, pre, sz(N, OC), "gelu pre");
+  check_act(ctx, bias, OC, "gelu bias");
+  ctx.kernels().bias_gelu_forward(out, pre, bias, N, OC);
+}
+
+void gelu_bias_backward(ComputeContext& ctx, BufferView dpre, BufferView dbias, BufferView pre, BufferView dout, int N,
+                        int OC) {
+  check_act(ctx, dpre, sz(N, OC), "gelu dpre");
+  check_act(ctx, dbias, OC, "gelu dbias");
+  check_act(ctx, pre, sz(N, OC), "gelu pre");
+  check_act(ctx, dout, sz(N, OC), "gelu dout");
+  ctx.kernels().gelu_bias_backward(dpre, dbias, pre, dout, N, OC);
 }
 
 void residual_forward(ComputeContext& ctx, BufferView out, BufferView a, BufferView b) {

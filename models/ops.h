@@ -43,8 +43,16 @@ void linear_forward(ComputeContext& ctx, BufferView out, BufferView inp, BufferV
 void linear_backward(ComputeContext& ctx, BufferView dinp, BufferView dweight, BufferView dbias, BufferView dout,
                      BufferView inp, BufferView weight, int N, int IC, int OC, int ldo);
 
-void gelu_forward(ComputeContext& ctx, BufferView out, BufferView inp);
-void gelu_backward(ComputeContext& ctx, BufferView dinp, BufferView inp, BufferView dout);  // dinp may alias dout
+// mid = a + b (may alias a or b), then layernorm_forward(out, mean, rstd, mid, ...) in one sweep.
+void residual_layernorm_forward(ComputeContext& ctx, BufferView mid, BufferView out, BufferView mean, BufferView rstd,
+                                BufferView a, BufferView b, BufferView weight, BufferView bias, int N, int C);
+
+// GELU after a linear layer computed without its bias (linear_forward with an empty bias view):
+// pre (N, OC) += bias in place, out = gelu(pre). Backward: dpre = dout * gelu'(pre) (dpre may
+// alias dout), dbias += column sums of dpre; then linear_backward with an empty dbias view.
+void bias_gelu_forward(ComputeContext& ctx, BufferView out, BufferView pre, BufferView bias, int N, int OC);
+void gelu_bias_backward(ComputeContext& ctx, BufferView dpre, BufferView dbias, BufferView pre, BufferView dout, int N,
+                        int OC);
 
 void residual_forward(ComputeContext& ctx, BufferView out, BufferView a, BufferView b);  // out may alias a or b
 

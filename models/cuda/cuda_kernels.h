@@ -25,8 +25,10 @@ class CudaKernels final : public Kernels {
                               int OC, int ldo) override;
   void linear_backward(BufferView dinp, BufferView dweight, BufferView dbias, BufferView dout, BufferView inp,
                                BufferView weight, int N, int IC, int OC, int ldo) override;
-  void gelu_forward(BufferView out, BufferView inp) override;
-  void gelu_backward(BufferView dinp, BufferView inp, BufferView dout) override;
+  void residual_layernorm_forward(BufferView mid, BufferView out, BufferView mean, BufferView rstd, BufferView a,
+                                  BufferView b, BufferView weight, BufferView bias, int N, int C) override;
+  void bias_gelu_forward(BufferView out, BufferView pre, BufferView bias, int N, int OC) override;
+  void gelu_bias_backward(BufferView dpre, BufferView dbias, BufferView pre, BufferView dout, int N, int OC) override;
   void residual_forward(BufferView out, BufferView a, BufferView b) override;
   void attention_forward(BufferView out, BufferView att, BufferView qkv, BufferView scratch, int B, int T,
                                  int C, int NH) override;

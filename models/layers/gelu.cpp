@@ -35,36 +35,54 @@ void gelu_backward(float* dinp, const float* inp, const float* dout, std::size_t
 
 namespace {
 
-// The same formulas with the vectorisable tanh.
-ZT_CPU_KERNEL void gelu_forward_range(float* out, const float* inp, std::size_t begin, std::size_t end) {
-  for (std::size_t i = begin; i < end; ++i) {
-    float x = inp[i];
-    out[i] = 0.5f * x * (1.0f + fast::tanh(kSqrt2OverPi * (x + kCubic * x * x * x)));
+std::size_t at(int n, int OC) { return static_cast<std::size_t>(n) * OC; }
+
+// Row by row (the bias row stays in L1): the reference's formulas with the vectorisable tanh.
+ZT_CPU_KERNEL void bias_gelu_rows(float* out, float* pre, const float* bias, int N, int OC) {
+  for (int n = 0; n < N; ++n) {
+    float* p = pre + at(n, OC);
+    float* o = out + at(n, OC);
+#pragma omp simd
+    for (int c = 0; c < OC; ++c) {
+      const float x = p[c] + bias[c];
+      p[c] = x;
+      o[c] = 0.5f * x * (1.0f + fast::tanh(kSqrt2OverPi * (x + kCubic * x * x * x)));
+    }
   }
 }
 
-ZT_CPU_KERNEL void gelu_backward_range(float* dinp, const float* inp, const float* dout, std::size_t begin,
-                                       std::size_t end) {
-  for (std::size_t i = begin; i < end; ++i) {
-    float x = inp[i];
-    float u = kSqrt2OverPi * (x + kCubic * x * x * x);
-    float th = fast::tanh(u);
-    float du = kSqrt2OverPi * (1.0f + 3.0f * kCubic * x * x);
-    float grad = 0.5f * (1.0f + th) + 0.5f * x * (1.0f - th * th) * du;
-    dinp[i] = dout[i] * grad;
+ZT_CPU_KERNEL void gelu_bias_backward_rows(float* dpre, float* dbias, const float* pre, const float* dout, int N,
+                                           int OC) {
+  for (int n = 0; n < N; ++n) {
+    const float* p = pre + at(n, OC);
+    const float* d = dout + at(n, OC);
+    float* dp = dpre + at(n, OC);
+#pragma omp simd
+    for (int c = 0; c < OC; ++c) {
+      const float x = p[c];
+      const float th = fast::tanh(kSqrt2OverPi * (x + kCubic * x * x * x));
+      const float du = kSqrt2OverPi * (1.0f + 3.0f * kCubic * x * x);
+      const float g = d[c] * (0.5f * (1.0f + th) + 0.5f * x * (1.0f - th * th) * du);
+      dp[c] = g;
+      dbias[c] += g;
+    }
   }
 }
 
 }  // namespace
 
-void gelu_forward(float* out, const float* inp, std::size_t n) {
-  if (zt::reference_cpu_kernels()) return reference::gelu_forward(out, inp, n);
-  gelu_forward_range(out, inp, 0, n);
+void bias_gelu_forward(float* out, float* pre, const float* bias, int N, int OC) {
+  if (!zt::reference_cpu_kernels()) return bias_gelu_rows(out, pre, bias, N, OC);
+  for (int n = 0; n < N; ++n)
+    for (int c = 0; c < OC; ++c) pre[at(n, OC) + c] += bias[c];
+  reference::gelu_forward(out, pre, at(N, OC));
 }
 
-void gelu_backward(float* dinp, const float* inp, const float* dout, std::size_t n) {
-  if (zt::reference_cpu_kernels()) return reference::gelu_backward(dinp, inp, dout, n);
-  gelu_backward_range(dinp, inp, dout, 0, n);
+void gelu_bias_backward(float* dpre, float* dbias, const float* pre, const float* dout, int N, int OC) {
+  if (!zt::reference_cpu_kernels()) return gelu_bias_backward_rows(dpre, dbias, pre, dout, N, OC);
+  reference::gelu_backward(dpre, pre, dout, at(N, OC));
+  for (int n = 0; n < N; ++n)
+    for (int c = 0; c < OC; ++c) dbias[c] += dpre[at(n, OC) + c];
 }
 
 }  // namespace zt::models::cpu

@@ -1,15 +1,20 @@
-// GELU, tanh approximation as in GPT-2 (CPU, fp32): the fast kernels the model calls, and the
-// simple reference they are tested against (cpu::reference).
+// GELU, tanh approximation as in GPT-2 (CPU, fp32), fused with the bias of the linear layer before
+// it: the fast kernels the model calls, and the simple element-wise reference they are tested
+// against (cpu::reference). Fused, the bias add and GELU (and, backward, GELU' and the bias
+// gradient) take one sweep over the (N, OC) pre-activation instead of two.
 #pragma once
 
 #include <cstddef>
 
 namespace zt::models::cpu {
 
-// out = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)));  inp (N) -> out (N)
-void gelu_forward(float* out, const float* inp, std::size_t n);
-// dinp = dout * gelu'(inp), overwritten;  dout (N) -> dinp (N)
-void gelu_backward(float* dinp, const float* inp, const float* dout, std::size_t n);
+// gelu(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+// pre (N, OC) holds x W^T without its bias: pre += bias (OC) in place (the pre-activation the
+// backward reads), out (N, OC) = gelu(pre).
+void bias_gelu_forward(float* out, float* pre, const float* bias, int N, int OC);
+// dpre (N, OC) = dout * gelu'(pre), overwritten (dpre may alias dout); dbias (OC) += the column
+// sums of dpre, rows in order (the same sums as linear_backward's dbias).
+void gelu_bias_backward(float* dpre, float* dbias, const float* pre, const float* dout, int N, int OC);
 
 
 namespace reference {

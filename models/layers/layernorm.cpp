@@ -81,6 +81,34 @@ ZT_CPU_KERNEL void layernorm_forward_rows(float* out, float* mean, float* rstd, 
   }
 }
 
+// layernorm_forward_rows with the residual add in its first loop.
+ZT_CPU_KERNEL void residual_layernorm_rows(float* mid, float* out, float* mean, float* rstd, const float* a,
+                                           const float* b, const float* weight, const float* bias, std::size_t N,
+                                           int C) {
+  for (std::size_t n = 0; n < N; ++n) {
+    const float* x1 = a + n * C;
+    const float* x2 = b + n * C;
+    float* x = mid + n * C;
+    float* o = out + n * C;
+    float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+    for (int c = 0; c < C; ++c) {
+      const float v = x1[c] + x2[c];
+      x[c] = v;
+      sum += v;
+    }
+    const float m = sum / static_cast<float>(C);
+    float var = 0.0f;
+#pragma omp simd reduction(+ : var)
+    for (int c = 0; c < C; ++c) var += (x[c] - m) * (x[c] - m);
+    const float s = 1.0f / std::sqrt(var / static_cast<float>(C) + kLayerNormEps);
+#pragma omp simd
+    for (int c = 0; c < C; ++c) o[c] = (x[c] - m) * s * weight[c] + bias[c];
+    mean[n] = m;
+    rstd[n] = s;
+  }
+}
+
 // Rows [n0, n1); dweight and dbias accumulate (+=).
 ZT_CPU_KERNEL void layernorm_backward_rows(float* dinp, float* dweight, float* dbias, const float* dout,
                                            const float* inp, const float* weight, const float* mean,
@@ -116,6 +144,13 @@ void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, c
                        int N, int C) {
   if (zt::reference_cpu_kernels()) return reference::layernorm_forward(out, mean, rstd, inp, weight, bias, N, C);
   layernorm_forward_rows(out, mean, rstd, inp, weight, bias, 0, N, C);
+}
+
+void residual_layernorm_forward(float* mid, float* out, float* mean, float* rstd, const float* a, const float* b,
+                                const float* weight, const float* bias, int N, int C) {
+  if (!zt::reference_cpu_kernels()) return residual_layernorm_rows(mid, out, mean, rstd, a, b, weight, bias, N, C);
+  for (std::size_t i = 0; i < static_cast<std::size_t>(N) * C; ++i) mid[i] = a[i] + b[i];
+  reference::layernorm_forward(out, mean, rstd, mid, weight, bias, N, C);
 }
 
 void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,

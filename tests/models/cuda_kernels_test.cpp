@@ -165,17 +165,27 @@ TEST_P(CudaVsCpu, LinearForwardBackwardPaddedRows) {
 }
 
 TEST_P(CudaVsCpu, GeluAndResidual) {
-  const std::size_t n = 10000;
-  auto x = make(random(n, 2.0f)), y = make(random(n)), out = poisoned(n), dinp = poisoned(n), sum = poisoned(n);
+  const int N = 100, OC = 101, C = 96;
+  const std::size_t n = static_cast<std::size_t>(N) * OC;
+  auto pre = make(random(n, 2.0f)), bias = make(random(OC)), y = make(random(n)), out = poisoned(n),
+       dinp = poisoned(n), dbias = make(random(OC)), sum = poisoned(n);
+  auto a = make(random(N * C, 2.0f)), b = make(random(N * C)), w = make(random(C)), lb = make(random(C));
+  auto mid = poisoned(N * C), ln = poisoned(N * C), mean = poisoned(N, true), rstd = poisoned(N, true);
   for (auto* ctx : {cpu_.get(), gpu_.get()}) {
     auto v = [&](Pair& p) { return ctx == cpu_.get() ? p.c.view() : p.g.view(); };
-    ops::gelu_forward(*ctx, v(out), v(x));
-    ops::gelu_backward(*ctx, v(dinp), v(x), v(y));
-    ops::residual_forward(*ctx, v(sum), v(x), v(y));
+    ops::bias_gelu_forward(*ctx, v(out), v(pre), v(bias), N, OC);
+    ops::gelu_bias_backward(*ctx, v(dinp), v(dbias), v(pre), v(y), N, OC);
+    ops::residual_forward(*ctx, v(sum), v(pre), v(y));
+    ops::residual_layernorm_forward(*ctx, v(mid), v(ln), v(mean), v(rstd), v(a), v(b), v(w), v(lb), N, C);
   }
+  expect_close(pre, "gelu pre (bias added)");
   expect_close(out, "gelu out");
   expect_close(dinp, "gelu dinp");
+  expect_close(dbias, "gelu dbias");
   expect_close(sum, "residual out");
+  expect_close(mid, "residual_layernorm mid");
+  expect_close(ln, "residual_layernorm out");
+  expect_close(rstd, "residual_layernorm rstd");
 }
 
 TEST_P(CudaVsCpu, CausalAttentionForwardBackward) {

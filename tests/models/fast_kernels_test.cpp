@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "gradcheck.h"
@@ -60,17 +61,53 @@ TEST_P(FastKernels, AttentionForwardAndBackward) {
   }
 }
 
-TEST_P(FastKernels, GeluForwardAndBackward) {
-  const std::size_t n = 70001;  // above the parallel threshold, odd
-  auto x = random_vector(n, 3, 6.0f), d = random_vector(n, 4);
-  x[0] = 0.0f, x[1] = 40.0f, x[2] = -40.0f, x[3] = 1e-6f;
-  std::vector<float> y(n), y_ref(n), dx(n), dx_ref(n);
-  cpu::gelu_forward(y.data(), x.data(), n);
-  cpu::reference::gelu_forward(y_ref.data(), x.data(), n);
-  expect_close(y, y_ref, "gelu");
-  cpu::gelu_backward(dx.data(), x.data(), d.data(), n);
-  cpu::reference::gelu_backward(dx_ref.data(), x.data(), d.data(), n);
-  expect_close(dx, dx_ref, "gelu backward");
+// The fused bias + GELU against the unfused composition: the bias added in a pass of its own, then
+// the element-wise reference GELU; backward the reference GELU' and then the column sums.
+TEST_P(FastKernels, BiasGeluForwardAndBackward) {
+  for (auto [N, OC] : {std::pair{211, 333}, std::pair{1, 7}, std::pair{5, 1}}) {  // odd: SIMD remainders
+    const std::size_t n = static_cast<std::size_t>(N) * OC;
+    auto xw = random_vector(n, 3, 6.0f), bias = random_vector(OC, 30, 0.5f), d = random_vector(n, 4);
+    if (n > 4) xw[0] = 0.0f, xw[1] = 40.0f, xw[2] = -40.0f, xw[3] = 1e-6f;
+    std::vector<float> pre = xw, y(n), pre_ref = xw, y_ref(n);
+    cpu::bias_gelu_forward(y.data(), pre.data(), bias.data(), N, OC);
+    for (std::size_t i = 0; i < n; ++i) pre_ref[i] += bias[i % OC];
+    cpu::reference::gelu_forward(y_ref.data(), pre_ref.data(), n);
+    EXPECT_EQ(pre, pre_ref) << "the saved pre-activation is x W^T + b exactly";
+    expect_close(y, y_ref, "gelu");
+
+    // dbias accumulates onto what is there; dpre overwrites, here in place over dout.
+    auto db = random_vector(OC, 31), db_ref = db;
+    std::vector<float> dpre = d, dpre_ref(n);
+    cpu::gelu_bias_backward(dpre.data(), db.data(), pre_ref.data(), dpre.data(), N, OC);
+    cpu::reference::gelu_backward(dpre_ref.data(), pre_ref.data(), d.data(), n);
+    for (std::size_t i = 0; i < n; ++i) db_ref[i % OC] += dpre_ref[i];
+    expect_close(dpre, dpre_ref, "gelu backward");
+    expect_close(db, db_ref, "dbias");
+  }
+}
+
+// The fused residual + LayerNorm against the residual add followed by the reference LayerNorm,
+// with mid apart from and aliasing its inputs.
+TEST_P(FastKernels, ResidualLayerNormForward) {
+  for (auto [N, C] : {std::pair{203, 77}, std::pair{3, 1}, std::pair{1, 513}}) {
+    const std::size_t n = static_cast<std::size_t>(N) * C;
+    auto a = random_vector(n, 40, 3.0f), b = random_vector(n, 41), w = random_vector(C, 42), bias = random_vector(C, 43);
+    for (int c = 0; c < C; ++c) a[c] += 100.0f;  // a row far from zero mean
+    std::vector<float> mid(n), y(n), m(N), r(N), mid_ref(n), y_ref(n), m_ref(N), r_ref(N);
+    for (std::size_t i = 0; i < n; ++i) mid_ref[i] = a[i] + b[i];
+    cpu::reference::layernorm_forward(y_ref.data(), m_ref.data(), r_ref.data(), mid_ref.data(), w.data(), bias.data(),
+                                      N, C);
+    cpu::residual_layernorm_forward(mid.data(), y.data(), m.data(), r.data(), a.data(), b.data(), w.data(),
+                                    bias.data(), N, C);
+    EXPECT_EQ(mid, mid_ref) << "mid = a + b exactly";
+    expect_close(y, y_ref, "layernorm", 1e-4);  // float vs double statistics of the offset row
+    expect_close(r, r_ref, "rstd", 1e-4);
+    expect_close(m, m_ref, "mean");
+    std::vector<float> in_place = b;  // mid aliasing b
+    cpu::residual_layernorm_forward(in_place.data(), y.data(), m.data(), r.data(), a.data(), in_place.data(),
+                                    w.data(), bias.data(), N, C);
+    EXPECT_EQ(in_place, mid_ref);
+  }
 }
 
 TEST_P(FastKernels, LayerNormForwardAndBackward) {
@@ -140,16 +177,43 @@ INSTANTIATE_TEST_SUITE_P(Threads, FastKernels, ::testing::Values(1, 3),
                          [](const ::testing::TestParamInfo<int>& info) { return std::to_string(info.param) + "threads"; });
 
 TEST(ReferenceKernels, TheSwitchRunsTheReferenceThroughTheSameEntryPoints) {
-  const std::size_t n = 4096;
-  auto x = random_vector(n, 21, 4.0f);
-  std::vector<float> y(n), y_ref(n);
+  const int N = 16, OC = 256;
+  const std::size_t n = static_cast<std::size_t>(N) * OC;
+  auto x = random_vector(n, 21, 4.0f), zero_bias = std::vector<float>(OC, 0.0f);
+  std::vector<float> y(n), y_ref(n), pre = x;
   cpu::reference::gelu_forward(y_ref.data(), x.data(), n);
   zt::set_reference_cpu_kernels(true);
-  cpu::gelu_forward(y.data(), x.data(), n);
+  cpu::bias_gelu_forward(y.data(), pre.data(), zero_bias.data(), N, OC);
   zt::set_reference_cpu_kernels(false);
   EXPECT_EQ(y, y_ref) << "bitwise: the same code ran";
-  cpu::gelu_forward(y.data(), x.data(), n);
+  cpu::bias_gelu_forward(y.data(), pre.data(), zero_bias.data(), N, OC);
   EXPECT_NE(y, y_ref) << "the fast tanh rounds differently somewhere in 4096 values";
+}
+
+// The other fused entry points under the switch: bitwise the unfused reference composition.
+TEST(ReferenceKernels, FusedEntryPointsRunTheReferenceComposition) {
+  const int N = 9, C = 33;
+  const std::size_t n = static_cast<std::size_t>(N) * C;
+  auto x = random_vector(n, 50, 3.0f), d = random_vector(n, 51), bias = random_vector(C, 52);
+  auto a = random_vector(n, 53), w = random_vector(C, 54);
+  std::vector<float> dpre(n), db(C, 0.5f), dpre_ref(n), db_ref(C, 0.5f);
+  cpu::reference::gelu_backward(dpre_ref.data(), x.data(), d.data(), n);
+  for (std::size_t i = 0; i < n; ++i) db_ref[i % C] += dpre_ref[i];
+  std::vector<float> mid(n), y(n), m(N), r(N), mid_ref(n), y_ref(n), m_ref(N), r_ref(N);
+  for (std::size_t i = 0; i < n; ++i) mid_ref[i] = a[i] + x[i];
+  cpu::reference::layernorm_forward(y_ref.data(), m_ref.data(), r_ref.data(), mid_ref.data(), w.data(), bias.data(),
+                                    N, C);
+  zt::set_reference_cpu_kernels(true);
+  cpu::gelu_bias_backward(dpre.data(), db.data(), x.data(), d.data(), N, C);
+  cpu::residual_layernorm_forward(mid.data(), y.data(), m.data(), r.data(), a.data(), x.data(), w.data(), bias.data(),
+                                  N, C);
+  zt::set_reference_cpu_kernels(false);
+  EXPECT_EQ(dpre, dpre_ref);
+  EXPECT_EQ(db, db_ref);
+  EXPECT_EQ(mid, mid_ref);
+  EXPECT_EQ(y, y_ref);
+  EXPECT_EQ(m, m_ref);
+  EXPECT_EQ(r, r_ref);
 }
 
 TEST(ComputeThreads, SetsOpenBlasThreads) {

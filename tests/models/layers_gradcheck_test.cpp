@@ -66,20 +66,44 @@ TEST(LayerGradcheck, LinearWithBiasAndPaddedOutput) {
   expect_gradient("bias", b, db, objective);
 }
 
-TEST(LayerGradcheck, Gelu) {
-  const int n = 40;
-  auto inp = random_vector(n, 1, 3.0f), r = random_vector(n, 2);
-  std::vector<float> out(n), dinp(n);
+TEST(LayerGradcheck, BiasGelu) {
+  const int N = 5, OC = 9;
+  auto inp = random_vector(N * OC, 1, 3.0f), bias = random_vector(OC, 3, 0.5f), r = random_vector(N * OC, 2);
+  std::vector<float> pre(N * OC), out(N * OC), dinp(N * OC), dbias(OC);
   auto objective = [&] {
-    cpu::gelu_forward(out.data(), inp.data(), n);
+    pre = inp;  // the fused op adds the bias in place
+    cpu::bias_gelu_forward(out.data(), pre.data(), bias.data(), N, OC);
     return weighted_sum(out.data(), r);
   };
-  cpu::gelu_backward(dinp.data(), inp.data(), r.data(), n);
+  objective();
+  cpu::gelu_bias_backward(dinp.data(), dbias.data(), pre.data(), r.data(), N, OC);
   expect_gradient("inp", inp, dinp, objective);
-  // A known value: gelu_tanh(1) = 0.8411920 (PyTorch, approximate='tanh').
-  float one = 1.0f, y = 0.0f;
-  cpu::gelu_forward(&y, &one, 1);
+  expect_gradient("bias", bias, dbias, objective);
+  // A known value: gelu_tanh(1) = 0.8411920 (PyTorch, approximate='tanh'), here 0.25 + bias 0.75.
+  float x = 0.25f, b = 0.75f, y = 0.0f;
+  cpu::bias_gelu_forward(&y, &x, &b, 1, 1);
   EXPECT_NEAR(y, 0.8411920f, 1e-6f);
+}
+
+// The fused residual + LayerNorm's gradient is LayerNorm's backward on mid, given to both inputs.
+TEST(LayerGradcheck, ResidualLayerNorm) {
+  const int N = 3, C = 7;
+  auto a = random_vector(N * C, 1, 2.0f), b = random_vector(N * C, 4), w = random_vector(C, 5),
+       bias = random_vector(C, 6), r = random_vector(N * C, 2);
+  std::vector<float> mid(N * C), out(N * C), mean(N), rstd(N);
+  auto objective = [&] {
+    cpu::residual_layernorm_forward(mid.data(), out.data(), mean.data(), rstd.data(), a.data(), b.data(), w.data(),
+                                    bias.data(), N, C);
+    return weighted_sum(out.data(), r);
+  };
+  objective();
+  std::vector<float> dmid(N * C), dw(C), db(C);
+  cpu::layernorm_backward(dmid.data(), dw.data(), db.data(), r.data(), mid.data(), w.data(), mean.data(), rstd.data(),
+                          N, C);
+  expect_gradient("a", a, dmid, objective);
+  expect_gradient("b", b, dmid, objective);
+  expect_gradient("weight", w, dw, objective);
+  expect_gradient("bias", bias, db, objective);
 }
 
 TEST(LayerGradcheck, CausalAttention) {
