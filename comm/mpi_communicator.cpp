@@ -134,10 +134,8 @@ Work MpiCommunicator::launch(Collective collective, Stream& producer) {
 }
 
 void MpiCommunicator::run(const Collective& c) {
-  if (c.desc.kind == CollectiveKind::barrier) {
-    MPI_Request request = MPI_REQUEST_NULL;
-    ZT_MPI_CHECK(MPI_Ibarrier(comm_.get(), &request));
-    complete_polling(request, options().poll_interval);
+  if (c.desc.kind == CollectiveKind::barrier) {  // no buffers, nothing to stage
+    run_on_host_memory(c.desc.kind, c.desc.op, BufferView{}, BufferView{}, true, 0);
     return;
   }
   if (device_.is_cuda() && !passes_device_buffers_directly(c.desc)) {

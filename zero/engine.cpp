@@ -71,10 +71,7 @@ ZeroEngine::ZeroEngine(const models::Model& model, models::ComputeContext& ctx, 
   grad_shard_ = Buffer(device, DType::f32, plan_.shard_numel(), MemCategory::grads, tracker);
   param_sync_.resize(blocks);
   choose_bucket_size_after_step_ = options.reduce_bucket_size == kAutoBucketSize && comm.world_size() > 1;
-  reducer_ = std::make_unique<GradientReducer>(plan_, tied_to_, comm, ctx.stream(), device, options.comm_dtype,
-                                               options.overlap_comm,
-                                               std::max<std::size_t>(2, bucket_buffer_count(plan_, options)), exposed_,
-                                               tracker);
+  reducer_ = make_reducer();
   if (options.stage == 3) {
     gatherer_ = std::make_unique<ParamGatherer>(plan_, comm, ctx.stream(), device, dtype,
                                                 options.stage3_prefetch_bucket_size,
@@ -284,6 +281,13 @@ void ZeroEngine::optimizer_step(double lr, int local_stop_signal, StepStats& sta
   if (!stats.skipped) sync_parameters();
 }
 
+std::unique_ptr<GradientReducer> ZeroEngine::make_reducer() {
+  return std::make_unique<GradientReducer>(plan_, tied_to_, comm_, ctx_.stream(), ctx_.device(), options_.comm_dtype,
+                                           options_.overlap_comm,
+                                           std::max<std::size_t>(2, bucket_buffer_count(plan_, options_)), exposed_,
+                                           tracker_);
+}
+
 void ZeroEngine::choose_bucket_size_now() {
   choose_bucket_size_after_step_ = false;
   const std::size_t largest = std::min(initial_bucket_size(options_), plan_.padded_total_numel());
@@ -294,14 +298,11 @@ void ZeroEngine::choose_bucket_size_now() {
                                                      dtype_size(options_.comm_dtype), kSmallestAutoBucketSize,
                                                      initial_bucket_size(options_));
   // Only the buckets change: the shard layout (optimizer state, parameters) does not depend on them.
-  std::vector<std::size_t> numels;
-  for (const BlockPlacement& block : plan_.blocks()) numels.push_back(block.numel);
+  ZeroOptions chosen = options_;
+  chosen.reduce_bucket_size = choice.bucket_numel;
   reducer_.reset();  // its buffers go first: the old and new ones together would exceed the plan
-  plan_ = PartitionPlan(numels, plan_.world_size(), choice.bucket_numel, options_.first_reduce_bucket_size);
-  reducer_ = std::make_unique<GradientReducer>(plan_, tied_to_, comm_, ctx_.stream(), ctx_.device(),
-                                               options_.comm_dtype, options_.overlap_comm,
-                                               std::max<std::size_t>(2, bucket_buffer_count(plan_, options_)), exposed_,
-                                               tracker_);
+  plan_ = make_partition_plan(model_, chosen, comm_.world_size());
+  reducer_ = make_reducer();
   reducer_->set_timeline(timeline_);
   if (comm_.rank() == 0)
     log::info("zero_optimization.reduce_bucket_size auto: {} elements in {} buckets: {}", choice.bucket_numel,

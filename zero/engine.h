@@ -112,6 +112,8 @@ class ZeroEngine {
   BufferView block_grad(std::size_t block);
   BufferView complete_grad(std::size_t block);
   double collective_ms(std::vector<Work>& works);
+  // The reducer of plan_'s buckets, with the bucket buffers the options allow.
+  std::unique_ptr<GradientReducer> make_reducer();
   // reduce_bucket_size: auto — measures, picks the size and re-cuts the buckets (bucket_autotune.h).
   void choose_bucket_size_now();
 

@@ -26,11 +26,14 @@ std::size_t default_buffer_budget(const PartitionPlan& plan) {
   return std::max(kDefaultReduceBuffersPerBucket * bucket, layer + bucket);
 }
 
+std::size_t buffer_budget(const PartitionPlan& plan, const ZeroOptions& options) {
+  return options.reduce_buffer_size != 0 ? options.reduce_buffer_size : default_buffer_budget(plan);
+}
+
 }  // namespace
 
 std::size_t bucket_buffer_count(const PartitionPlan& plan, const ZeroOptions& options) {
-  const std::size_t budget = options.reduce_buffer_size != 0 ? options.reduce_buffer_size : default_buffer_budget(plan);
-  return plan.bucket_buffers(budget);
+  return plan.bucket_buffers(buffer_budget(plan, options));
 }
 
 MemoryPlan plan_memory(const models::Model& model, const ZeroOptions& options, int world_size, int micro_batch,
@@ -48,8 +51,7 @@ MemoryPlan plan_memory(const models::Model& model, const ZeroOptions& options, i
   std::size_t bucket_numel = bucket_buffer_count(plan, options) * largest;
   if (options.reduce_bucket_size == kAutoBucketSize) {
     // Auto picks a size at most the initial one, whose buffers fill the budget (or two buckets).
-    const std::size_t budget = options.reduce_buffer_size != 0 ? options.reduce_buffer_size : default_buffer_budget(plan);
-    bucket_numel = std::max(budget, 2 * largest);
+    bucket_numel = std::max(buffer_budget(plan, options), 2 * largest);
   }
   m.buckets = static_cast<std::int64_t>(bucket_numel * dtype_size(options.comm_dtype));
   m.activations =
