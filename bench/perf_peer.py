@@ -13,8 +13,10 @@ tools/torch_gpt2_peer.py builds the PyTorch side from zerotrain's exact initial 
 zerotrain's exact batches from the same token shards, so the losses must agree step by step: the
 table shows the largest loss difference over the first --check-steps steps and over all steps.
 
-Each system uses its own default gradient bucketing (zerotrain: configs/default.yaml's
-reduce_bucket_size; DDP: bucket_cap_mb 25) unless --set / --bucket-cap-mb say otherwise.
+Both systems bucket gradients alike: DDP's bucket_cap_mb (default 25, DDP's own default) and zerotrain's
+reduce_bucket_size set to the same bytes of fp32 (25 MiB = 6553600 elements, also zerotrain's own
+default; configs/default.yaml's 25000 is sized for its 0.1M-parameter demo model), and both start
+with a 1 MiB first bucket. --set zero_optimization.reduce_bucket_size=N overrides zerotrain's.
 
 PyTorch comes from $ZT_TORCH_PYTHON when set, else .venv-fixtures/ when it has torch, else from
 .venv-bench/ (created here with `pip install torch numpy` from PyPI on first use).
@@ -96,7 +98,8 @@ def main():
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--check-steps", type=int, default=5)
-    parser.add_argument("--bucket-cap-mb", type=float, default=25.0, help="DDP's bucket_cap_mb")
+    parser.add_argument("--bucket-cap-mb", type=float, default=25.0,
+                        help="DDP's bucket_cap_mb; zerotrain's reduce_bucket_size is the same bytes of fp32")
     parser.add_argument("--set", action="append", default=[], help="extra zerotrain KEY=VALUE")
     parser.add_argument("--trainers", default=",".join(name for name, _, _ in TRAINERS),
                         help="which of " + ", ".join(name for name, _, _ in TRAINERS) + " to run")
@@ -106,6 +109,8 @@ def main():
     parser.add_argument("--output")
     args = parser.parse_args()
     label = args.label or args.rate
+    bucket_elements = int(args.bucket_cap_mb * 2**20 / 4)
+    args.set = [f"zero_optimization.reduce_bucket_size={bucket_elements}"] + args.set  # a later --set wins
     chosen = args.trainers.split(",")
     unknown = [t for t in chosen if t not in {name for name, _, _ in TRAINERS}]
     if unknown:
@@ -156,7 +161,7 @@ def main():
         f"runs: {args.steps} steps each, tokens/s = median over the steps after the first {args.warmup}, then the "
         f"median over {args.repeats} interleaved rounds; ratio = median of the per-round ratios",
         "models: " + "; ".join(f"{m} = {pc.MODELS[m]}" for m in args.models.split(",")),
-        f"buckets: zerotrain {' '.join(args.set) or 'configs/default.yaml reduce_bucket_size'}; "
+        f"buckets: zerotrain {' '.join(args.set)}; "
         f"DDP bucket_cap_mb {args.bucket_cap_mb:g}",
         f"load averages (1 min) before each round: {', '.join(l.split()[0] for l in loads)}",
         "same initial weights (zerotrain's init reproduced bit for bit) and the same batches: losses compared step "
