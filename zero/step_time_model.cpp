@@ -19,6 +19,61 @@ double ring_seconds(double bytes, int world_size, const LinkModel& link, int pha
 
 double sum(const std::vector<double>& values) { return std::accumulate(values.begin(), values.end(), 0.0); }
 
+// The time each block's gather ends when all are issued at 0 in `order` on a free link (0 for
+// every block when there are no gathers).
+std::vector<double> gather_ends(const std::vector<double>& gather_s, const std::vector<std::size_t>& order) {
+  std::vector<double> ends(order.size(), 0.0);
+  double link = 0.0;
+  if (!gather_s.empty())
+    for (std::size_t b : order) ends[b] = link += gather_s[b];
+  return ends;
+}
+
+// E_f: how much later than T_f forward ends when every block waits for its gather.
+double forward_exposed(const std::vector<double>& share, double t_fwd, const std::vector<double>& gather_s) {
+  std::vector<std::size_t> order(share.size());
+  std::iota(order.begin(), order.end(), 0);
+  const std::vector<double> ready = gather_ends(gather_s, order);
+  double t = 0.0;
+  for (std::size_t b : order) t = std::max(t, ready[b]) + share[b] * t_fwd;
+  return t - t_fwd;
+}
+
+// E_b: how much later than T_b backward's work ends, with its gathers (if any) issued first and
+// its reductions (if any) issued as their buckets complete.
+double backward_exposed(const std::vector<double>& share, double t_bwd, const std::vector<double>& gather_s,
+                        const std::vector<double>& reduce_s, const std::vector<std::size_t>& ready_block) {
+  std::vector<std::size_t> order(share.size());
+  std::iota(order.rbegin(), order.rend(), 0);
+  const std::vector<double> ready = gather_ends(gather_s, order);
+  std::vector<double> finished(share.size(), 0.0);
+  double t = 0.0;
+  for (std::size_t b : order) finished[b] = t = std::max(t, ready[b]) + share[b] * t_bwd;
+  double link = sum(gather_s);
+  for (std::size_t k = 0; k < reduce_s.size(); ++k) link = std::max(link, finished[ready_block[k]]) + reduce_s[k];
+  return std::max(t, link) - t_bwd;
+}
+
+void check(const StepTimeInputs& in) {
+  if (in.stage < 0 || in.stage > 3) throw std::invalid_argument("predict_step_time: stage must be 0-3");
+  if (in.world_size < 1 || in.micro_batches < 1)
+    throw std::invalid_argument("predict_step_time: world_size and micro_batches must be at least 1");
+  if (!(in.micro_batch_compute_s >= 0.0) || !(in.link.latency_s >= 0.0))
+    throw std::invalid_argument("predict_step_time: compute time and latency must not be negative");
+  if (in.world_size > 1 && !(in.link.bytes_per_s > 0.0))
+    throw std::invalid_argument("predict_step_time: the link bandwidth must be positive");
+  if (in.block_compute_share.empty()) throw std::invalid_argument("predict_step_time: a model has blocks");
+  for (double w : in.block_compute_share)
+    if (!(w >= 0.0)) throw std::invalid_argument("predict_step_time: a block's compute share must not be negative");
+  if (in.bucket_ready_block.size() != in.bucket_comm_bytes.size())
+    throw std::invalid_argument("predict_step_time: every bucket needs the block that completes it");
+  for (std::size_t b : in.bucket_ready_block)
+    if (b >= in.block_compute_share.size())
+      throw std::invalid_argument("predict_step_time: a bucket names a block the model does not have");
+  if (in.stage > 0 && in.block_gather_bytes.size() != in.block_compute_share.size())
+    throw std::invalid_argument("predict_step_time: one gather size per block is needed at stages 1-3");
+}
+
 }  // namespace
 
 double all_reduce_seconds(double bytes, int world_size, const LinkModel& link) {
@@ -34,56 +89,39 @@ double all_gather_seconds(double bytes, int world_size, const LinkModel& link) {
 }
 
 StepTimePrediction predict_step_time(const StepTimeInputs& in) {
-  if (in.stage < 0 || in.stage > 3) throw std::invalid_argument("predict_step_time: stage must be 0-3");
-  if (in.world_size < 1 || in.micro_batches < 1)
-    throw std::invalid_argument("predict_step_time: world_size and micro_batches must be at least 1");
-  if (!(in.micro_batch_compute_s >= 0.0) || !(in.link.latency_s >= 0.0))
-    throw std::invalid_argument("predict_step_time: compute time and latency must not be negative");
-  if (in.world_size > 1 && !(in.link.bytes_per_s > 0.0))
-    throw std::invalid_argument("predict_step_time: the link bandwidth must be positive");
-  if (in.stage > 0 && in.bucket_compute_bytes.size() != in.bucket_comm_bytes.size())
-    throw std::invalid_argument("predict_step_time: one compute-dtype size per bucket is needed at stages 1-3");
-
+  check(in);
   const int n = in.world_size;
   const double t_fwd = in.micro_batch_compute_s / 3.0;
   const double t_bwd = in.micro_batch_compute_s - t_fwd;
   const double g = in.micro_batches;
+  const double reductions = in.stage >= 2 ? g : 1.0;  // M
 
   std::vector<double> reduce, gather;
   for (double bytes : in.bucket_comm_bytes)
     reduce.push_back(in.stage == 0 ? all_reduce_seconds(bytes, n, in.link) : reduce_scatter_seconds(bytes, n, in.link));
   if (in.stage > 0)
-    for (double bytes : in.bucket_compute_bytes) gather.push_back(all_gather_seconds(bytes, n, in.link));
+    for (double bytes : in.block_gather_bytes) gather.push_back(all_gather_seconds(bytes, n, in.link));
   const double r = sum(reduce), a = sum(gather);
-  const double c_last = reduce.empty() ? 0.0 : reduce.back();
-  const double a_first = gather.empty() ? 0.0 : gather.back();
   const double statistics = n > 1 ? 2.0 * (n - 1) * in.link.latency_s : 0.0;
+  const std::vector<double>& w = in.block_compute_share;
 
-  const double exposed_gather = a_first + std::max(0.0, a - a_first - t_fwd);
   StepTimePrediction p;
   p.compute_s = g * in.micro_batch_compute_s;
-  switch (in.stage) {
-    case 0:
-      p.comm_s = r + statistics;
-      p.exposed_s = std::max(0.0, r - c_last - t_bwd) + c_last + statistics;
-      break;
-    case 1:
-    case 2:
-      p.comm_s = r + a + statistics;
-      p.exposed_s = std::max(0.0, r - c_last - t_bwd) + c_last + exposed_gather + statistics;
-      break;
-    default:
-      p.comm_s = r + 2.0 * g * a + statistics;
-      p.exposed_s = g * exposed_gather + (g - 1.0) * std::max(0.0, a - t_bwd) +
-                    std::max(0.0, a + r - c_last - t_bwd) + c_last + statistics;
-      break;
+  const double e_fwd = forward_exposed(w, t_fwd, gather);
+  if (in.stage < 3) {
+    const double e_bwd = backward_exposed(w, t_bwd, {}, reduce, in.bucket_ready_block);
+    p.comm_s = reductions * r + a + statistics;
+    p.exposed_s = reductions * e_bwd + (in.stage > 0 ? e_fwd : 0.0) + statistics;
+  } else {
+    p.comm_s = reductions * r + 2.0 * g * a + statistics;
+    p.exposed_s = g * (e_fwd + backward_exposed(w, t_bwd, gather, reduce, in.bucket_ready_block)) + statistics;
   }
   p.step_s = p.compute_s + p.exposed_s;
   p.step_without_overlap_s = p.compute_s + p.comm_s;
   return p;
 }
 
-StepTimeInputs step_time_inputs(const models::Model& model, const ZeroOptions& options, int world_size,
+StepTimeInputs step_time_inputs(const models::Model& model, const ZeroOptions& options, int world_size, int B, int T,
                                 double micro_batch_compute_s, const LinkModel& link) {
   const PartitionPlan plan = make_partition_plan(model, options, world_size);
   StepTimeInputs in;
@@ -92,14 +130,30 @@ StepTimeInputs step_time_inputs(const models::Model& model, const ZeroOptions& o
   in.micro_batches = options.gradient_accumulation_steps;
   in.micro_batch_compute_s = micro_batch_compute_s;
   in.link = link;
+  const std::size_t blocks = model.num_blocks();
+  for (std::size_t b = 0; b < blocks; ++b) in.block_compute_share.push_back(model.block(b).flops(B, T));
+  const double flops = sum(in.block_compute_share);
+  for (double& w : in.block_compute_share) w = flops > 0.0 ? w / flops : 1.0 / static_cast<double>(blocks);
+
+  // A block's gradient is complete when the last of its users' backward ends: its own, or that of
+  // a block tied to it (GPT-2's LM head adds to the embedding's gradient first).
+  std::vector<std::size_t> completed_by(blocks);
+  std::iota(completed_by.begin(), completed_by.end(), 0);
+  for (std::size_t b = 0; b < blocks; ++b)
+    if (const auto tied = model.block(b).tied_block()) completed_by[*tied] = std::min(completed_by[*tied], b);
+
   const double comm_size = static_cast<double>(dtype_size(options.comm_dtype));
   const double compute_size = static_cast<double>(dtype_size(options.compute_dtype));
   const int plan_world = options.stage == 0 ? 1 : world_size;  // stage 0 partitions nothing (make_partition_plan)
   for (std::size_t k = 0; k < plan.buckets().size(); ++k) {
-    const double numel = static_cast<double>(plan.bucket(k).numel(plan_world));
-    in.bucket_comm_bytes.push_back(numel * comm_size);
-    if (options.stage > 0) in.bucket_compute_bytes.push_back(numel * compute_size);
+    in.bucket_comm_bytes.push_back(static_cast<double>(plan.bucket(k).numel(plan_world)) * comm_size);
+    std::size_t ready = blocks - 1;
+    for (std::size_t b : plan.bucket(k).blocks()) ready = std::min(ready, completed_by[b]);
+    in.bucket_ready_block.push_back(ready);
   }
+  if (options.stage > 0)
+    for (std::size_t b = 0; b < blocks; ++b)
+      in.block_gather_bytes.push_back(static_cast<double>(plan.block(b).padded_numel) * compute_size);
   return in;
 }
 

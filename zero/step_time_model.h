@@ -1,50 +1,56 @@
 // A first-order prediction of a ZeRO step's time: compute from FLOPs and a rate, communication
-// from the α–β model of ring collectives, and how much of it backward and forward can hide.
-// What `zerotrain plan --predict` prints; pure arithmetic, no devices, no MPI.
+// from the α–β model of ring collectives, and how much of it backward and forward can hide, from
+// a replay of the step's schedule block by block. What `zerotrain plan --predict` prints; pure
+// arithmetic, no devices, no MPI.
 //
 // Inputs. N ranks; a link with latency α (s) and bandwidth β (bytes/s per rank); T_micro = the
-// forward + backward time of one micro batch (FLOPs / rate), forward ≈ T_micro/3 and backward
-// ≈ 2·T_micro/3 (a Linear layer's backward is two products, its forward one); G micro batches
-// per step (gradient accumulation). The gradient buckets k = 0..K-1 in backward order (bucket
-// K-1 holds block 0, so it is the last reduced and the first gathered in forward) with s_k bytes
-// in the communication dtype and p_k bytes of the same elements in the compute dtype.
+// forward + backward time of one micro batch (FLOPs / rate), forward T_f = T_micro/3 and backward
+// T_b = 2·T_micro/3 (a Linear layer's backward is two products, its forward one), shared among the
+// blocks in proportion to their FLOPs (w_b); G micro batches per step (gradient accumulation). The
+// gradient buckets k = 0..K-1 in launch (backward) order, of s_k bytes in the communication dtype,
+// bucket k complete when the backward of block b_k ends (the earliest block with a piece in it,
+// or a block tied to it that runs backward later). p_b: block b's gathered parameter, bytes of the
+// compute dtype.
 //
 // One collective's time per rank (ring algorithms; S = the larger buffer, N = 1 costs nothing):
 //   all-reduce      AR(S) = 2(N-1)·α + 2(N-1)/N · S/β
 //   reduce-scatter  RS(S) =  (N-1)·α +  (N-1)/N · S/β      (S = the full input)
 //   all-gather      AG(S) =  (N-1)·α +  (N-1)/N · S/β      (S = the full output)
-//
-// Per step: c_k = AR(s_k) at stage 0, RS(s_k) at stages 1-3; R = Σ c_k, c_last = c_{K-1};
-// a_k = AG(p_k), A = Σ a_k, a_first = a_{K-1}; σ = 2(N-1)·α, the small all-reduce of the step's
-// statistics (loss, gradient norm, flags) that the optimizer step waits for.
+// c_k = AR(s_k) at stage 0, RS(s_k) at stages 1-3, R = Σ c_k; a_b = AG(p_b), A = Σ a_b; σ =
+// 2(N-1)·α, the small all-reduce of the step's statistics (loss, gradient norm, flags) that the
+// optimizer step waits for. Reductions run once per step at stages 0/1 and after every micro
+// batch at stages 2/3 (M = 1 or G of them):
 //
 //   T_compute = G · T_micro
-//   T_comm    = R + σ                 stage 0
-//             = R + A + σ             stages 1, 2 (parameters all-gathered after the update)
-//             = R + 2·G·A + σ         stage 3 (all-gathered in every forward and backward)
+//   T_comm    = M·R + σ                stage 0
+//             = M·R + A + σ            stages 1, 2 (parameters all-gathered after the update)
+//             = M·R + 2·G·A + σ        stage 3 (all-gathered in every forward and backward)
 //
-// Exposed communication with overlap (the compute thread's waits). Reductions run on one link
-// during the last micro batch's backward; only the last bucket has to start after it:
-//   E_reduce  = max(0, R - c_last - T_bwd) + c_last
-// Stages 1/2: the parameter all-gathers overlap the next forward, except the first block's:
-//   E_gather  = a_first + max(0, A - a_first - T_fwd)
-// Stage 3: every forward gathers as stages 1/2 do; the backward of an accumulating micro batch
-// gathers only (max(0, A - T_bwd)); the last backward shares the link between the gathers and
-// the reductions:  max(0, A + R - c_last - T_bwd) + c_last.
-//   exposed   = E_reduce + σ                                          stage 0
-//             = E_reduce + E_gather + σ                                stages 1, 2
-//             = G·E_gather + (G-1)·max(0, A - T_bwd)
-//               + max(0, A + R - c_last - T_bwd) + c_last + σ          stage 3
+// Exposed communication with overlap (the compute stream's waits), replayed on one link that runs
+// collectives in the order they are issued, each as soon as it is issued and the link is free:
+//   Backward: blocks run from last to first; block b starts when the one after it has finished
+//     and (stage 3) its gather has ended, and runs w_b·T_b. Bucket k is issued when block b_k
+//     finishes. E_b = (the later of backward's end and the last reduction's end) − T_b.
+//   Forward: blocks run from first to last; block b waits for its gather, then runs w_b·T_f.
+//     E_f = forward's end − T_f.
+//   Gathers are all issued when their pass begins, in the order the pass needs them (stages 1/2:
+//   right after the update; stage 3: an unlimited prefetch), so a reduction issued during a
+//   stage-3 backward waits behind the gathers issued before it.
+//   exposed   = M·E_b + σ                 stage 0
+//             = M·E_b + E_f + σ           stages 1, 2
+//             = G·(E_f + E_b) + σ         stage 3
 //   step      = T_compute + exposed;   without overlap: T_compute + T_comm.
+// So what no schedule can hide shows: the buckets of the first blocks (ready only when backward
+// ends) and the first block's gather (needed before forward can begin).
 //
 // What it ignores, on purpose: the optimizer step and other memory-bound work (not in the
-// FLOPs), the CPU that communication takes from compute on the same cores, gradient readiness
-// inside backward (early buckets are assumed ready when the link is free for them), ZeRO-3's
-// persistent small blocks and prefetch limits (every block is gathered twice per micro batch),
-// padding beyond what the partition plan holds, and contention between the links of more than
-// one rank per host. A prediction is a floor to hold a measurement against, not a promise.
+// FLOPs), the CPU that communication takes from compute on the same cores, a block's gradient
+// being ready before its whole backward ends, ZeRO-3's persistent small blocks and prefetch
+// budget, padding beyond what the partition plan holds, and contention between the links of more
+// than one rank per host. A prediction is a floor to hold a measurement against, not a promise.
 #pragma once
 
+#include <cstddef>
 #include <vector>
 
 #include "models/model.h"
@@ -66,8 +72,10 @@ struct StepTimeInputs {
   int world_size = 1;
   int micro_batches = 1;                 // gradient accumulation steps G
   double micro_batch_compute_s = 0.0;    // T_micro: forward + backward of one micro batch
-  std::vector<double> bucket_comm_bytes;     // s_k, backward order
-  std::vector<double> bucket_compute_bytes;  // p_k, backward order (stages 1-3)
+  std::vector<double> block_compute_share;     // w_b, blocks in forward order; they sum to 1
+  std::vector<double> bucket_comm_bytes;       // s_k, launch order
+  std::vector<std::size_t> bucket_ready_block;  // b_k
+  std::vector<double> block_gather_bytes;      // p_b (stages 1-3)
   LinkModel link;
 };
 
@@ -80,13 +88,16 @@ struct StepTimePrediction {
 };
 
 // Throws std::invalid_argument on a stage outside 0-3, world_size or micro_batches < 1, a
-// negative time or latency, a bandwidth <= 0 with world_size > 1, or bucket lists of different
-// lengths (stages 1-3).
+// negative time, share or latency, a bandwidth <= 0 with world_size > 1, no blocks, a bucket
+// without its ready block (or one naming a block that does not exist), or (stages 1-3) not one
+// gather size per block.
 StepTimePrediction predict_step_time(const StepTimeInputs& inputs);
 
-// The inputs for options.stage: buckets from the partition plan the engine uses (stage 0: one
-// rank's plan, all-reduced whole), s_k in options.comm_dtype and p_k in options.compute_dtype.
-StepTimeInputs step_time_inputs(const models::Model& model, const ZeroOptions& options, int world_size,
+// The inputs for options.stage and a micro batch of B sequences of T tokens: block shares from the
+// blocks' FLOPs (equal shares when none has any), buckets from the partition plan the engine uses
+// (stage 0: one rank's plan, all-reduced whole) in options.comm_dtype, gathers of the blocks'
+// padded parameters in options.compute_dtype.
+StepTimeInputs step_time_inputs(const models::Model& model, const ZeroOptions& options, int world_size, int B, int T,
                                 double micro_batch_compute_s, const LinkModel& link);
 
 }  // namespace zt

@@ -111,7 +111,7 @@ std::string format_predictions(const PredictOptions& given, const Config& config
   for (int stage = 0; stage <= 3; ++stage) {
     ZeroOptions o = zero;
     o.stage = stage;
-    const StepTimeInputs in = step_time_inputs(model, o, world, micro_s, link);
+    const StepTimeInputs in = step_time_inputs(model, o, world, micro_batch, seq_len, micro_s, link);
     const StepTimePrediction p = predict_step_time(in);
     out += fmt::format("{:>5}  {:>7}  {:>12.1f}  {:>10.1f}  {:>11.1f}  {:>9.1f}  {:>18.1f}\n", stage,
                        in.bucket_comm_bytes.size(), 1e3 * p.compute_s, 1e3 * p.comm_s, 1e3 * p.exposed_s,

@@ -32,21 +32,25 @@ TEST(CollectiveTime, RingVolumesAndLatencyTerms) {
   EXPECT_DOUBLE_EQ(all_gather_seconds(1e6, 4, link), 0.003 + 0.75);
 }
 
-// Three buckets of 1000 bytes, 2 ranks, 1000 B/s, no latency, T_micro = 3 s (forward 1, backward 2).
-StepTimeInputs three_buckets(int stage, double bytes_per_s = 1000.0) {
+// Three blocks of equal compute, one bucket each (bucket k complete when block 2 - k finishes
+// backward), 1000 bytes per bucket and per gathered block, 2 ranks, 1000 B/s, no latency,
+// T_micro = 3 s: forward 1 s (1/3 s a block), backward 2 s (2/3 s a block).
+StepTimeInputs three_blocks(int stage, double bytes_per_s = 1000.0) {
   StepTimeInputs in;
   in.stage = stage;
   in.world_size = 2;
   in.micro_batch_compute_s = 3.0;
+  in.block_compute_share = {1.0 / 3, 1.0 / 3, 1.0 / 3};
   in.bucket_comm_bytes = {1000.0, 1000.0, 1000.0};
-  if (stage > 0) in.bucket_compute_bytes = {1000.0, 1000.0, 1000.0};
+  in.bucket_ready_block = {2, 1, 0};
+  if (stage > 0) in.block_gather_bytes = {1000.0, 1000.0, 1000.0};
   in.link = {.latency_s = 0.0, .bytes_per_s = bytes_per_s};
   return in;
 }
 
 TEST(StepTimeModel, OneRankIsComputeOnly) {
   for (int stage = 0; stage <= 3; ++stage) {
-    StepTimeInputs in = three_buckets(stage);
+    StepTimeInputs in = three_blocks(stage);
     in.world_size = 1;
     in.micro_batches = 2;
     in.link = {.latency_s = 0.25, .bytes_per_s = 0.0};  // not used on one rank
@@ -59,54 +63,78 @@ TEST(StepTimeModel, OneRankIsComputeOnly) {
   }
 }
 
-TEST(StepTimeModel, StageZeroHidesAllButTheLastBucketWhenBackwardIsLonger) {
-  // All-reduces of 1 s each (2·(1/2)·1000/1000): the first two (2 s) fit in backward (2 s).
-  const StepTimePrediction p = predict_step_time(three_buckets(0));
+TEST(StepTimeModel, StageZeroReplaysTheBucketsAsBackwardCompletesThem) {
+  // All-reduces of 1 s each (2·(1/2)·1000/1000), issued at 2/3, 4/3 and 2 s: the link is busy
+  // from 2/3 s on, so the last one ends at 2/3 + 3 = 11/3 s, 5/3 s after backward.
+  const StepTimePrediction p = predict_step_time(three_blocks(0));
   EXPECT_DOUBLE_EQ(p.compute_s, 3.0);
   EXPECT_DOUBLE_EQ(p.comm_s, 3.0);
-  EXPECT_DOUBLE_EQ(p.exposed_s, 1.0);
-  EXPECT_DOUBLE_EQ(p.step_s, 4.0);
+  EXPECT_DOUBLE_EQ(p.exposed_s, 5.0 / 3);
+  EXPECT_DOUBLE_EQ(p.step_s, 3.0 + 5.0 / 3);
   EXPECT_DOUBLE_EQ(p.step_without_overlap_s, 6.0);
 }
 
 TEST(StepTimeModel, StageZeroExposesWhatBackwardCannotCover) {
-  // At 500 B/s each all-reduce takes 2 s: 4 s before the last bucket against 2 s of backward.
-  const StepTimePrediction p = predict_step_time(three_buckets(0, 500.0));
+  // At 500 B/s each all-reduce takes 2 s: the link ends at 2/3 + 6 s.
+  const StepTimePrediction p = predict_step_time(three_blocks(0, 500.0));
   EXPECT_DOUBLE_EQ(p.comm_s, 6.0);
-  EXPECT_DOUBLE_EQ(p.exposed_s, (4.0 - 2.0) + 2.0);
-  EXPECT_DOUBLE_EQ(p.step_s, 7.0);
+  EXPECT_DOUBLE_EQ(p.exposed_s, 2.0 / 3 + 6.0 - 2.0);
   EXPECT_DOUBLE_EQ(p.step_without_overlap_s, 9.0);
 }
 
-TEST(StepTimeModel, StagesOneAndTwoAddTheParameterGathersBehindTheNextForward) {
+TEST(StepTimeModel, TheFirstBlocksBucketsWaitForTheEndOfBackward) {
+  // A fast link (0.05 s per reduction), but a bucket with the first block's gradient can only be
+  // issued when backward ends: that reduction is exposed whatever the link, and it is the only one.
+  StepTimeInputs in = three_blocks(0, 20000.0);
+  EXPECT_NEAR(predict_step_time(in).exposed_s, 0.05, 1e-12);
+  // The same three buckets all waiting for block 0 (one layer cut into pieces): all exposed.
+  in.bucket_ready_block = {0, 0, 0};
+  EXPECT_NEAR(predict_step_time(in).exposed_s, 0.15, 1e-12);
+}
+
+TEST(StepTimeModel, StagesOneAndTwoAddTheParameterGathersBeforeEachBlocksForward) {
   for (int stage : {1, 2}) {
-    // Reduce-scatters and all-gathers of 0.5 s each: the last reduction and the first gather exposed.
-    const StepTimePrediction p = predict_step_time(three_buckets(stage));
+    // Reduce-scatters of 0.5 s issued at 2/3, 4/3 and 2 s: the last ends at 2.5 s (0.5 exposed).
+    // Gathers of 0.5 s end at 0.5, 1 and 1.5 s against blocks of 1/3 s: forward waits for each,
+    // the last block runs from 1.5 to 11/6 s (5/6 exposed).
+    const StepTimePrediction p = predict_step_time(three_blocks(stage));
+    SCOPED_TRACE(stage);
     EXPECT_DOUBLE_EQ(p.comm_s, 1.5 + 1.5);
-    EXPECT_DOUBLE_EQ(p.exposed_s, 0.5 + 0.5);
-    EXPECT_DOUBLE_EQ(p.step_s, 4.0);
+    EXPECT_DOUBLE_EQ(p.exposed_s, 0.5 + 5.0 / 6);
     EXPECT_DOUBLE_EQ(p.step_without_overlap_s, 6.0);
   }
-  // Parameters twice as large as the gradient buckets (bf16 gradients, fp32 parameters): gathers
-  // of 1 s; after the first one, 2 s of gathers against 1 s of forward.
-  StepTimeInputs in = three_buckets(2);
-  in.bucket_compute_bytes = {2000.0, 2000.0, 2000.0};
+  // Parameters twice as large (bf16 gradients, fp32 parameters): gathers of 1 s end at 1, 2, 3 s.
+  StepTimeInputs in = three_blocks(2);
+  in.block_gather_bytes = {2000.0, 2000.0, 2000.0};
   const StepTimePrediction p = predict_step_time(in);
   EXPECT_DOUBLE_EQ(p.comm_s, 1.5 + 3.0);
-  EXPECT_DOUBLE_EQ(p.exposed_s, 0.5 + 1.0 + (2.0 - 1.0));
+  EXPECT_DOUBLE_EQ(p.exposed_s, 0.5 + (3.0 + 1.0 / 3 - 1.0));
+}
+
+TEST(StepTimeModel, StageTwoReducesEveryMicroBatchStageOneOnce) {
+  StepTimeInputs in = three_blocks(1);
+  in.micro_batches = 2;
+  const StepTimePrediction one = predict_step_time(in);
+  in.stage = 2;
+  const StepTimePrediction two = predict_step_time(in);
+  EXPECT_DOUBLE_EQ(one.comm_s, 1.5 + 1.5);
+  EXPECT_DOUBLE_EQ(two.comm_s, 2 * 1.5 + 1.5);
+  EXPECT_DOUBLE_EQ(one.exposed_s, 0.5 + 5.0 / 6);
+  EXPECT_DOUBLE_EQ(two.exposed_s, 2 * 0.5 + 5.0 / 6);
 }
 
 TEST(StepTimeModel, StageThreeGathersInEveryForwardAndBackward) {
-  StepTimeInputs in = three_buckets(3);
+  StepTimeInputs in = three_blocks(3);
   in.micro_batches = 2;
   const StepTimePrediction p = predict_step_time(in);
   EXPECT_DOUBLE_EQ(p.compute_s, 6.0);
-  EXPECT_DOUBLE_EQ(p.comm_s, 1.5 + 2 * 2 * 1.5);
-  // Per forward 0.5 (the first gather); the accumulating backward hides its 1.5 s of gathers in
-  // 2 s; the last backward has 1.5 + 1.5 - 0.5 = 2.5 s of link work before the last bucket.
-  EXPECT_DOUBLE_EQ(p.exposed_s, 2 * 0.5 + 0.0 + (2.5 - 2.0) + 0.5);
-  EXPECT_DOUBLE_EQ(p.step_s, 8.0);
-  EXPECT_DOUBLE_EQ(p.step_without_overlap_s, 13.5);
+  EXPECT_DOUBLE_EQ(p.comm_s, 2 * 1.5 + 2 * 2 * 1.5);
+  // Forward as at stage 2 (5/6). Backward: gathers end at 0.5, 1, 1.5 s; blocks run 0.5-7/6,
+  // 7/6-11/6, 11/6-2.5 s; the reductions queue behind the gathers (link free at 1.5 s) and end at
+  // 2, 2.5 and 3 s: 1 s after backward's 2 s.
+  EXPECT_DOUBLE_EQ(p.exposed_s, 2 * (5.0 / 6 + 1.0));
+  EXPECT_DOUBLE_EQ(p.step_s, 6.0 + 11.0 / 3);
+  EXPECT_DOUBLE_EQ(p.step_without_overlap_s, 15.0);
 }
 
 TEST(StepTimeModel, LatencyTermsPerCollectiveAndTheStatisticsAllReduce) {
@@ -115,8 +143,10 @@ TEST(StepTimeModel, LatencyTermsPerCollectiveAndTheStatisticsAllReduce) {
     StepTimeInputs in;
     in.stage = stage;
     in.world_size = 4;
+    in.block_compute_share = {0.5, 0.5};
     in.bucket_comm_bytes = {0.0, 0.0};
-    if (stage > 0) in.bucket_compute_bytes = {0.0, 0.0};
+    in.bucket_ready_block = {1, 0};
+    if (stage > 0) in.block_gather_bytes = {0.0, 0.0};
     in.link = {.latency_s = 0.01, .bytes_per_s = 1e9};
     const StepTimePrediction p = predict_step_time(in);
     const double statistics = 2 * 3 * 0.01;
@@ -129,20 +159,32 @@ TEST(StepTimeModel, LatencyTermsPerCollectiveAndTheStatisticsAllReduce) {
 }
 
 TEST(StepTimeModel, RejectsImpossibleInputs) {
-  StepTimeInputs in = three_buckets(2);
+  StepTimeInputs in = three_blocks(2);
   in.stage = 4;
   EXPECT_THROW(predict_step_time(in), std::invalid_argument);
-  in = three_buckets(2);
+  in = three_blocks(2);
   in.micro_batch_compute_s = -1.0;
   EXPECT_THROW(predict_step_time(in), std::invalid_argument);
-  in = three_buckets(2);
+  in = three_blocks(2);
   in.link.bytes_per_s = 0.0;
   EXPECT_THROW(predict_step_time(in), std::invalid_argument);
-  in = three_buckets(2);
+  in = three_blocks(2);
   in.link.latency_s = -1e-6;
   EXPECT_THROW(predict_step_time(in), std::invalid_argument);
-  in = three_buckets(2);
-  in.bucket_compute_bytes.pop_back();
+  in = three_blocks(2);
+  in.block_gather_bytes.pop_back();
+  EXPECT_THROW(predict_step_time(in), std::invalid_argument);
+  in = three_blocks(2);
+  in.bucket_ready_block.pop_back();
+  EXPECT_THROW(predict_step_time(in), std::invalid_argument);
+  in = three_blocks(2);
+  in.bucket_ready_block[0] = 3;
+  EXPECT_THROW(predict_step_time(in), std::invalid_argument);
+  in = three_blocks(2);
+  in.block_compute_share[1] = -0.1;
+  EXPECT_THROW(predict_step_time(in), std::invalid_argument);
+  in = three_blocks(2);
+  in.block_compute_share.clear();
   EXPECT_THROW(predict_step_time(in), std::invalid_argument);
 }
 
@@ -156,7 +198,7 @@ TEST(StepTimeInputs, BucketsComeFromTheEnginesPartitionPlan) {
   const LinkModel link{.latency_s = 0.0, .bytes_per_s = 1e6};
   for (int stage = 0; stage <= 3; ++stage) {
     options.stage = stage;
-    const StepTimeInputs in = step_time_inputs(model, options, 3, 0.5, link);
+    const StepTimeInputs in = step_time_inputs(model, options, 3, 2, 16, 0.5, link);
     const PartitionPlan plan = make_partition_plan(model, options, 3);
     SCOPED_TRACE(stage);
     ASSERT_GT(plan.buckets().size(), 1u);
@@ -167,8 +209,20 @@ TEST(StepTimeInputs, BucketsComeFromTheEnginesPartitionPlan) {
     const double elements = stage == 0 ? static_cast<double>(model.param_count())
                                        : static_cast<double>(plan.padded_total_numel());
     EXPECT_EQ(std::accumulate(in.bucket_comm_bytes.begin(), in.bucket_comm_bytes.end(), 0.0), 2.0 * elements);
-    EXPECT_EQ(std::accumulate(in.bucket_compute_bytes.begin(), in.bucket_compute_bytes.end(), 0.0),
+    EXPECT_EQ(std::accumulate(in.block_gather_bytes.begin(), in.block_gather_bytes.end(), 0.0),
               stage == 0 ? 0.0 : 4.0 * elements);
+    // Shares follow the blocks' FLOPs: the embedding lookup has none, the blocks add up to one.
+    ASSERT_EQ(in.block_compute_share.size(), model.num_blocks());
+    EXPECT_EQ(in.block_compute_share[0], 0.0);
+    EXPECT_NEAR(std::accumulate(in.block_compute_share.begin(), in.block_compute_share.end(), 0.0), 1.0, 1e-12);
+    EXPECT_DOUBLE_EQ(in.block_compute_share[1] / in.block_compute_share[2], 1.0);  // two equal layers
+    // The first bucket holds the LM head (complete after its own backward); the embedding's
+    // buckets are complete only when the embedding's backward ends, after the head's use of it.
+    ASSERT_EQ(in.bucket_ready_block.size(), plan.buckets().size());
+    EXPECT_EQ(in.bucket_ready_block.front(), model.num_blocks() - 1);
+    EXPECT_EQ(in.bucket_ready_block.back(), 0u);
+    for (std::size_t k = 0; k < plan.buckets().size(); ++k)
+      for (std::size_t b : plan.bucket(k).blocks()) EXPECT_LE(in.bucket_ready_block[k], b);
   }
 }
 
