@@ -13,7 +13,13 @@ steps after --warmup, then the median over --repeats rounds run interleaved):
              in the multi-rank run
   exposed    exposed_comm_ms of the overlap-on run: time compute waited for communication
   hidden     (T_off - T_on) / T_comm            (goal for stage 2 with T_comm <= T_compute: >= 90 %)
+  not waited 1 - exposed / T_comm: the share of communication compute did not wait for (hidden
+             from the compute stream, whatever CPU it took)
   eff        T_on / max(T_compute, T_comm)      (1.00 = perfect overlap)
+  CPU lost   T_on - T_compute - exposed: step time lost neither to compute nor to waiting, i.e.
+             the CPU that communication (the comm thread, MPI, the kernel's TCP) took from the
+             compute thread on the same core; beside it comm_cpu_ms, the comm thread's own CPU
+             time per step (the kernel's network work done elsewhere is not in it)
 
   predicted  `zerotrain plan --predict` for the same job: T_comm and the step with overlap on / off,
              from the measured compute rate (the model's FLOPs per step / T_compute) and the link
@@ -146,27 +152,31 @@ def summarize(rounds, computes):
     exposed_off = med([r[False]["exposed_comm_ms"] for r in rounds])
     t_compute = med(computes)
     hidden = (t_off - t_on) / t_comm if t_comm > 0 else float("nan")
+    not_waited = 1.0 - exposed_on / t_comm if t_comm > 0 else float("nan")
     eff = t_on / max(t_compute, t_comm)
     identical = all(r[False]["losses"] == r[True]["losses"] for r in rounds)
+    comm_cpu_on = med([r[True].get("comm_cpu_ms", float("nan")) for r in rounds])
     return dict(t_off=t_off, t_on=t_on, t_comm=t_comm, t_compute=t_compute, exposed_on=exposed_on,
-                exposed_off=exposed_off, hidden=hidden, eff=eff, identical=identical,
+                exposed_off=exposed_off, hidden=hidden, not_waited=not_waited, eff=eff, identical=identical,
+                cpu_lost=t_on - t_compute - exposed_on, comm_cpu_on=comm_cpu_on,
                 spread_on=(min(r[True]["step_ms"] for r in rounds), max(r[True]["step_ms"] for r in rounds)),
                 tok_on=med([r[True]["tokens_per_s"] for r in rounds]))
 
 
 def table(rows, first_col):
     lines = [f"| {first_col} | T_compute ms | T_comm ms (predicted) | T_off ms (predicted) | T_on ms (min-max) "
-             "(predicted) | exposed on/off ms (predicted on) | hidden (T_off-T_on)/T_comm | T_on/max(T_compute,T_comm) | "
-             "tok/s on | on==off losses |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "(predicted) | exposed on/off ms (predicted on) | hidden (T_off-T_on)/T_comm | not waited 1-exposed/T_comm | "
+             "T_on/max(T_compute,T_comm) | CPU lost on ms (comm thread CPU) | tok/s on | on==off losses |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for key, s in rows:
         p = s.get("predicted")
         pred = (lambda k: f" ({p[k]:.1f})") if p else (lambda k: "")  # noqa: E731
         lines.append(f"| {key} | {s['t_compute']:.1f} | {s['t_comm']:.1f}{pred('t_comm')} | "
                      f"{s['t_off']:.1f}{pred('t_off')} | "
                      f"{s['t_on']:.1f} ({s['spread_on'][0]:.0f}-{s['spread_on'][1]:.0f}){pred('t_on')} | "
-                     f"{s['exposed_on']:.1f} / {s['exposed_off']:.1f}{pred('exposed')} | {s['hidden']:.0%} | "
-                     f"{s['eff']:.2f} | {s['tok_on']:.0f} | {'bitwise' if s['identical'] else 'DIFFER'} |")
+                     f"{s['exposed_on']:.1f} / {s['exposed_off']:.1f}{pred('exposed')} | {s['hidden']:.0%} | {s['not_waited']:.0%} | "
+                     f"{s['eff']:.2f} | {s['cpu_lost']:.1f} ({s['comm_cpu_on']:.1f}) | {s['tok_on']:.0f} | "
+                     f"{'bitwise' if s['identical'] else 'DIFFER'} |")
     return lines
 
 
