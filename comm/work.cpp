@@ -51,12 +51,37 @@ const CollectiveDesc& Work::description() const {
   return state_ ? state_->desc : empty;
 }
 
+namespace {
+
+std::atomic<int> blocked_waiters{0};
+
+// Counts the calling thread in threads_waiting_for_collectives() while it exists.
+class BlockedWaiter {
+ public:
+  BlockedWaiter() { blocked_waiters.fetch_add(1, std::memory_order_relaxed); }
+  ~BlockedWaiter() { blocked_waiters.fetch_sub(1, std::memory_order_relaxed); }
+  BlockedWaiter(const BlockedWaiter&) = delete;
+  BlockedWaiter& operator=(const BlockedWaiter&) = delete;
+};
+
+}  // namespace
+
+int threads_waiting_for_collectives() { return blocked_waiters.load(std::memory_order_relaxed); }
+
 void Work::wait() const {
-  if (state_) state_->done.synchronize();
+  if (!state_) return;
+  if (is_completed()) return state_->done.synchronize();  // rethrows its error, if any
+  BlockedWaiter waiting;
+  state_->done.synchronize();
 }
 
+// A CPU stream (the host) blocks here until the collective completes; a GPU stream returns at
+// once, so counting it as a waiter costs the comm thread one sleep at most.
 void Work::wait(Stream& stream) const {
-  if (state_) stream.wait(state_->done);
+  if (!state_) return;
+  if (is_completed()) return stream.wait(state_->done);
+  BlockedWaiter waiting;
+  stream.wait(state_->done);
 }
 
 bool Work::is_completed() const { return !state_ || state_->done.query(); }

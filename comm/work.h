@@ -54,6 +54,12 @@ struct WorkState {
 
 }  // namespace detail
 
+// How many threads are blocked right now in Work::wait for a collective that has not completed.
+// While one is, the MPI comm thread tests its running collective without sleeping in between (it
+// yields the core instead, should anything else want to run): the compute the sleeps leave room
+// for is not happening, and a sleeping poll would only slow the transfer being waited for.
+int threads_waiting_for_collectives();
+
 class Work {
  public:
   Work() = default;  // an empty handle: complete, no error

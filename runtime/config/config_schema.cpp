@@ -417,7 +417,9 @@ std::vector<ConfigKey> make_keys() {
               between(0, 1e6),
               "MPI backend: microseconds the comm thread sleeps between two tests of a running collective, so that "
               "it leaves the CPU to the compute thread; 0 tests back to back (spins, as a blocking MPI call does). "
-              "Longer sleeps slow transfers, which MPI progresses only while it is called. The comm thread's CPU "
+              "While the compute thread itself waits for a collective, the comm thread does not sleep (it yields "
+              "between tests). Longer sleeps slow transfers, which MPI progresses only while it is called. The comm "
+              "thread's CPU "
               "time per step is `comm_cpu_ms` in `metrics.jsonl`."));
   return keys;
 }
