@@ -30,11 +30,16 @@ def main():
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--set", action="append", default=[])
+    ap.add_argument("--host-cpus", default="auto",
+                    help="with --rate R: CPUs of the simulated hosts (netns-hosts.sh up --host-cpus; auto = host I "
+                    "on CPU I, none = shared)")
     ap.add_argument("--label", default="ab")
     ap.add_argument("--output")
     args = ap.parse_args()
     bins = {"A": str(Path(args.a).resolve()), "B": str(Path(args.b).resolve())}
-    netns = None if args.rate == "local" else pc.Netns(args.ranks, args.rate)
+    pinned = args.rate != "local" and args.host_cpus != "none"
+    netns = None if args.rate == "local" else pc.Netns(args.ranks, args.rate,
+                                                       ["--host-cpus", args.host_cpus] if pinned else [])
     prefix = pc.launcher_prefix(args.ranks, netns)
     stages = [int(s) for s in args.stages.split(",")]
     res = {(s, k): [] for s in stages for k in bins}
@@ -62,18 +67,22 @@ def main():
     lines = pc.header(f"A/B: {args.label}", [
         f"A = {bins['A']}: {commits['A']}", f"B = {bins['B']}: {commits['B']}",
         f"model {args.model} = {pc.MODELS[args.model]}; network: " +
-        ("this machine" if netns is None else f"{args.ranks} simulated hosts, tc tbf {args.rate}"),
+        ("this machine" if netns is None else f"{args.ranks} simulated hosts, tc tbf {args.rate}, "
+         + (f"host CPUs {args.host_cpus} (netns-hosts.sh --host-cpus)" if pinned else "hosts share all CPUs")),
         f"{args.steps} steps per run, medians after {args.warmup}; {args.repeats} rounds, A and B alternating",
         f"load averages (1 min) before each round: {', '.join(l.split()[0] for l in loads)}"])
     lines += ["", "| stage | A step ms | B step ms | B/A (median of per-round ratios) | A exposed ms | B exposed ms | "
-              "A comm ms | B comm ms |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+              "A comm ms | B comm ms | A comm thread CPU ms | B comm thread CPU ms |",
+              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     med = statistics.median
     for s in stages:
         a, b = res[(s, "A")], res[(s, "B")]
         ratio = med(y["step_ms"] / x["step_ms"] for x, y in zip(a, b))
         lines.append(f"| {s} | {med(x['step_ms'] for x in a):.1f} | {med(x['step_ms'] for x in b):.1f} | {ratio:.3f} | "
                      f"{med(x['exposed_comm_ms'] for x in a):.1f} | {med(x['exposed_comm_ms'] for x in b):.1f} | "
-                     f"{med(x['comm_ms'] for x in a):.1f} | {med(x['comm_ms'] for x in b):.1f} |")
+                     f"{med(x['comm_ms'] for x in a):.1f} | {med(x['comm_ms'] for x in b):.1f} | "
+                     f"{med(x.get('comm_cpu_ms', float('nan')) for x in a):.1f} | "
+                     f"{med(x.get('comm_cpu_ms', float('nan')) for x in b):.1f} |")
     pc.write_results(args.output or pc.ROOT / "bench" / "results" / f"perf_ab_{args.label}.md", lines)
 
 
