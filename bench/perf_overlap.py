@@ -118,6 +118,29 @@ def link_gbps(rate):
     return float(m.group(1)) * {"bit": 1e-9, "kbit": 1e-6, "mbit": 1e-3, "gbit": 1.0, "tbit": 1e3}[m.group(2)]
 
 
+def measured_link_gbps(prefix, bucket_bytes):
+    """busbw in Gbit/s of all_reduce, reduce_scatter and all_gather at one bucket's size, measured by
+    `zerotrain bench-comm` through the same launcher as the jobs: the rate MPI really gets."""
+    size = str(int(bucket_bytes))
+    cmd = list(prefix) + ["bench-comm", "--ops", "all_reduce,reduce_scatter,all_gather", "--min-bytes", size,
+                          "--max-bytes", size]
+    out = subprocess.run(cmd, cwd=pc.ROOT, capture_output=True, text=True, env={**os.environ, "ZT_BIN": pc.zerotrain_bin()})
+    rows = dict(re.findall(r"^\s+(all_reduce|reduce_scatter|all_gather)\s+\d+\s+\d+\s+\S+\s+\S+\s+\S+\s+\S+\s+(\S+)\s+\d+$",
+                           out.stdout, re.M))
+    if out.returncode != 0 or len(rows) != 3:
+        sys.exit(f"bench-comm failed or printed no busbw ({' '.join(cmd)}):\n{out.stdout[-2000:]}\n{out.stderr[-2000:]}")
+    return {op: 8.0 * float(busbw) for op, busbw in rows.items()}
+
+
+def bucket_bytes(sets):
+    """One gradient bucket in fp32 bytes: reduce_bucket_size from --set, else zerotrain's default."""
+    for kv in sets:
+        key, _, value = kv.partition("=")
+        if key == "zero_optimization.reduce_bucket_size" and value.isdigit():
+            return 4 * int(value)
+    return 4 * 6553600
+
+
 def plan_predict(model, stage, sets, ranks, flops_per_s, gbps, latency_us):
     """`zerotrain plan --predict` for the job; returns (FLOPs per step and rank, {column: ms} of the stage)."""
     cmd = [pc.zerotrain_bin(), "plan", "--config", "configs/default.yaml", "--world-size", str(ranks), "--predict",
@@ -193,6 +216,22 @@ def common_args(parser):
     parser.add_argument("--output")
 
 
+def predicted_line(args, gbps_of_stage, measured):
+    if all(g is None for g in gbps_of_stage.values()):
+        return "predicted: none (no link rate with --rate local)"
+    if measured:
+        link = (f"--link-gbps measured before the rounds by `zerotrain bench-comm` across the hosts at one bucket "
+                f"({bucket_bytes(args.set)} bytes), busbw all_reduce {measured['all_reduce']:.3g}, reduce_scatter "
+                f"{measured['reduce_scatter']:.3g}, all_gather {measured['all_gather']:.3g} Gbit/s; stage 0 uses "
+                "all_reduce's, stages 1-3 the mean of the other two")
+    else:
+        link = (f"--link-gbps {next(iter(gbps_of_stage.values())):g} "
+                f"({'given' if args.link_gbps else 'from --rate'})")
+    return ("predicted (in parentheses): `zerotrain plan --predict` at --flops-per-s = the model's FLOPs per step and "
+            f"rank / T_compute, {link}, --link-latency-us {args.link_latency_us:g}; the α–β model and block replay of "
+            "zero/step_time_model.h")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", default="tiny,small", help=f"comma-separated, of {', '.join(pc.MODELS)}")
@@ -202,9 +241,11 @@ def main():
                              "'none' = shared, or lists like 0-1/2-3; compute-only jobs are pinned the same way")
     parser.add_argument("--link-latency-us", type=float, default=0.0,
                         help="link latency the prediction assumes (tbf adds none; default 0)")
-    parser.add_argument("--link-gbps", type=float,
-                        help="link bandwidth the prediction assumes, Gbit/s (default: --rate; e.g. the busbw that "
-                             "bench/netns/comm-bench.sh measured, which MPI over TCP keeps below the rate)")
+    parser.add_argument("--link-gbps",
+                        help="link bandwidth the prediction assumes, Gbit/s (default: --rate, which MPI over TCP "
+                             "does not reach), or 'measure': the busbw `zerotrain bench-comm` measures across the "
+                             "hosts at one bucket's size before the rounds (stage 0: all_reduce's; stages 1-3: the "
+                             "mean of reduce_scatter's and all_gather's)")
     common_args(parser)
     args = parser.parse_args()
     label = args.label or args.rate
@@ -212,12 +253,32 @@ def main():
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     cpu_lists = None if args.rate == "local" else host_cpu_lists(args.host_cpus, args.ranks)
-    gbps = args.link_gbps if args.link_gbps is not None else link_gbps(args.rate)
-    if gbps is not None and gbps <= 0:
-        sys.exit(f"--link-gbps must be positive, got {gbps}")
+    measure_link = args.link_gbps == "measure"
+    if measure_link and args.rate == "local":
+        sys.exit("--link-gbps measure needs simulated hosts (--rate R)")
+    try:
+        given = None if args.link_gbps is None or measure_link else float(args.link_gbps)
+    except ValueError:
+        sys.exit(f"--link-gbps must be a number or 'measure', got '{args.link_gbps}'")
+    if given is not None and given <= 0:
+        sys.exit(f"--link-gbps must be positive, got {given}")
     netns = None if args.rate == "local" else pc.Netns(
         args.ranks, args.rate, ["--host-cpus", "/".join(cpu_lists)] if cpu_lists else [])
     prefix = pc.launcher_prefix(args.ranks, netns)
+    measured = None
+    if measure_link:
+        try:
+            measured = measured_link_gbps(prefix, bucket_bytes(args.set))
+        except SystemExit:
+            netns.down()
+            raise
+    gbps_of_stage = {}
+    for stage in [int(s) for s in args.stages.split(",")]:
+        if measured:
+            gbps_of_stage[stage] = measured["all_reduce"] if stage == 0 else (
+                measured["reduce_scatter"] + measured["all_gather"]) / 2
+        else:
+            gbps_of_stage[stage] = given if given is not None else link_gbps(args.rate)
     loads = [pc.load_average()]
     results = {}
     try:
@@ -237,7 +298,8 @@ def main():
                               f"compute-only {computes[-1]:.1f} ms (load {loads[-1]})", file=sys.stderr)
                     results[(model, stage)] = summarize(rounds, computes)
                     results[(model, stage)]["predicted"] = predict(args, model, stage,
-                                                                   results[(model, stage)]["t_compute"], gbps)
+                                                                   results[(model, stage)]["t_compute"],
+                                                                   gbps_of_stage[stage])
     finally:
         if netns:
             netns.down()
@@ -260,9 +322,7 @@ def main():
                            "`taskset -c <CPUs of host r>` with zt-run --bind-to none"),
         f"threads per rank: OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']} "
         f"OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']} (zt-run passes them to every rank with -x)",
-        "predicted (in parentheses): `zerotrain plan --predict` at --flops-per-s = the model's FLOPs per step and rank "
-        f"/ T_compute, --link-gbps {gbps:g} ({'given' if args.link_gbps else 'from --rate'}), --link-latency-us {args.link_latency_us:g}; the α–β model "
-        "of zero/step_time_model.h" if gbps else "predicted: none (no link rate with --rate local)"])
+        predicted_line(args, gbps_of_stage, measured)])
     for model in args.models.split(","):
         lines += ["", f"## {model}", ""]
         lines += table([(f"stage {stage}", results[(model, stage)]) for stage in [int(s) for s in args.stages.split(",")]],
