@@ -65,6 +65,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   const int tokens = std::atoi(argv[1]), c = std::atoi(argv[2]), rounds = std::atoi(argv[3]);
+  if (tokens < 1 || c < 1 || rounds < 1) {
+    std::fprintf(stderr, "N_TOKENS, C and ROUNDS must be positive integers\n");
+    return 2;
+  }
   std::vector<std::string> names;
   std::vector<Sgemm> libs;
   for (int i = 4; i < argc; ++i) {

@@ -133,12 +133,14 @@ def measured_link_gbps(prefix, bucket_bytes):
 
 
 def bucket_bytes(sets):
-    """One gradient bucket in fp32 bytes: reduce_bucket_size from --set, else zerotrain's default."""
-    for kv in sets:
+    """One gradient bucket in fp32 bytes: reduce_bucket_size from --set, else configs/default.yaml's (the jobs'
+    config), else zerotrain's default."""
+    for kv in reversed(sets):  # the last --set wins, as in zerotrain
         key, _, value = kv.partition("=")
         if key == "zero_optimization.reduce_bucket_size" and value.isdigit():
             return 4 * int(value)
-    return 4 * 6553600
+    m = re.search(r"^\s+reduce_bucket_size:\s*(\d+)", (pc.ROOT / "configs" / "default.yaml").read_text(), re.M)
+    return 4 * int(m.group(1)) if m else 4 * 6553600
 
 
 def plan_predict(model, stage, sets, ranks, flops_per_s, gbps, latency_us):
@@ -265,23 +267,17 @@ def main():
     netns = None if args.rate == "local" else pc.Netns(
         args.ranks, args.rate, ["--host-cpus", "/".join(cpu_lists)] if cpu_lists else [])
     prefix = pc.launcher_prefix(args.ranks, netns)
-    measured = None
-    if measure_link:
-        try:
-            measured = measured_link_gbps(prefix, bucket_bytes(args.set))
-        except SystemExit:
-            netns.down()
-            raise
-    gbps_of_stage = {}
-    for stage in [int(s) for s in args.stages.split(",")]:
-        if measured:
-            gbps_of_stage[stage] = measured["all_reduce"] if stage == 0 else (
-                measured["reduce_scatter"] + measured["all_gather"]) / 2
-        else:
-            gbps_of_stage[stage] = given if given is not None else link_gbps(args.rate)
     loads = [pc.load_average()]
     results = {}
     try:
+        measured = measured_link_gbps(prefix, bucket_bytes(args.set)) if measure_link else None
+        gbps_of_stage = {}
+        for stage in [int(s) for s in args.stages.split(",")]:
+            if measured:
+                gbps_of_stage[stage] = measured["all_reduce"] if stage == 0 else (
+                    measured["reduce_scatter"] + measured["all_gather"]) / 2
+            else:
+                gbps_of_stage[stage] = given if given is not None else link_gbps(args.rate)
         with tempfile.TemporaryDirectory(prefix="zt-perf-overlap-") as tmp:
             for model in args.models.split(","):
                 for stage in [int(s) for s in args.stages.split(",")]:

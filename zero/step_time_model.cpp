@@ -36,7 +36,7 @@ double forward_exposed(const std::vector<double>& share, double t_fwd, const std
   const std::vector<double> ready = gather_ends(gather_s, order);
   double t = 0.0;
   for (std::size_t b : order) t = std::max(t, ready[b]) + share[b] * t_fwd;
-  return t - t_fwd;
+  return std::max(0.0, t - t_fwd);  // the shares' sum may round to just below 1
 }
 
 // E_b: how much later than T_b backward's work ends, with its gathers (if any) issued first and
@@ -51,7 +51,7 @@ double backward_exposed(const std::vector<double>& share, double t_bwd, const st
   for (std::size_t b : order) finished[b] = t = std::max(t, ready[b]) + share[b] * t_bwd;
   double link = sum(gather_s);
   for (std::size_t k = 0; k < reduce_s.size(); ++k) link = std::max(link, finished[ready_block[k]]) + reduce_s[k];
-  return std::max(t, link) - t_bwd;
+  return std::max(0.0, std::max(t, link) - t_bwd);
 }
 
 void check(const StepTimeInputs& in) {
@@ -113,8 +113,12 @@ StepTimePrediction predict_step_time(const StepTimeInputs& in) {
     p.comm_s = reductions * r + a + statistics;
     p.exposed_s = reductions * e_bwd + (in.stage > 0 ? e_fwd : 0.0) + statistics;
   } else {
-    p.comm_s = reductions * r + 2.0 * g * a + statistics;
-    p.exposed_s = g * (e_fwd + backward_exposed(w, t_bwd, gather, reduce, in.bucket_ready_block)) + statistics;
+    // The last block stays gathered from the end of forward into the start of backward, which
+    // runs it first (ParamGatherer keeps what the next step needs).
+    std::vector<double> backward_gather = gather;
+    backward_gather.back() = 0.0;
+    p.comm_s = reductions * r + g * (a + sum(backward_gather)) + statistics;
+    p.exposed_s = g * (e_fwd + backward_exposed(w, t_bwd, backward_gather, reduce, in.bucket_ready_block)) + statistics;
   }
   p.step_s = p.compute_s + p.exposed_s;
   p.step_without_overlap_s = p.compute_s + p.comm_s;

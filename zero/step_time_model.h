@@ -24,7 +24,8 @@
 //   T_compute = G · T_micro
 //   T_comm    = M·R + σ                stage 0
 //             = M·R + A + σ            stages 1, 2 (parameters all-gathered after the update)
-//             = M·R + 2·G·A + σ        stage 3 (all-gathered in every forward and backward)
+//             = M·R + G·(2A − a_L) + σ stage 3 (all-gathered in every forward and backward, but
+//                                        the last block L stays gathered from forward into backward)
 //
 // Exposed communication with overlap (the compute stream's waits), replayed on one link that runs
 // collectives in the order they are issued, each as soon as it is issued and the link is free:

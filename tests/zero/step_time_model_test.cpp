@@ -128,13 +128,15 @@ TEST(StepTimeModel, StageThreeGathersInEveryForwardAndBackward) {
   in.micro_batches = 2;
   const StepTimePrediction p = predict_step_time(in);
   EXPECT_DOUBLE_EQ(p.compute_s, 6.0);
-  EXPECT_DOUBLE_EQ(p.comm_s, 2 * 1.5 + 2 * 2 * 1.5);
-  // Forward as at stage 2 (5/6). Backward: gathers end at 0.5, 1, 1.5 s; blocks run 0.5-7/6,
-  // 7/6-11/6, 11/6-2.5 s; the reductions queue behind the gathers (link free at 1.5 s) and end at
-  // 2, 2.5 and 3 s: 1 s after backward's 2 s.
-  EXPECT_DOUBLE_EQ(p.exposed_s, 2 * (5.0 / 6 + 1.0));
-  EXPECT_DOUBLE_EQ(p.step_s, 6.0 + 11.0 / 3);
-  EXPECT_DOUBLE_EQ(p.step_without_overlap_s, 15.0);
+  // Per micro batch: reductions 1.5 s, forward gathers 1.5 s, backward gathers 1 s (block 2 is
+  // still there from forward).
+  EXPECT_DOUBLE_EQ(p.comm_s, 2 * 1.5 + 2 * (1.5 + 1.0));
+  // Forward as at stage 2 (5/6). Backward: block 2 runs 0-2/3 s; the gathers of blocks 1 and 0 end
+  // at 0.5 and 1 s, so blocks 1 and 0 run 2/3-4/3 and 4/3-2 s; the reductions queue behind the
+  // gathers (link free at 1 s) and end at 1.5, 2 and 2.5 s: 0.5 s after backward's 2 s.
+  EXPECT_DOUBLE_EQ(p.exposed_s, 2 * (5.0 / 6 + 0.5));
+  EXPECT_DOUBLE_EQ(p.step_s, 6.0 + 8.0 / 3);
+  EXPECT_DOUBLE_EQ(p.step_without_overlap_s, 14.0);
 }
 
 TEST(StepTimeModel, LatencyTermsPerCollectiveAndTheStatisticsAllReduce) {

@@ -200,7 +200,9 @@ TEST(CliPlanPredict, TwoRanksMoveTheRingVolumesOverTheGivenLink) {
   EXPECT_NEAR(rows[0][2], 4.8, 1e-9);
   EXPECT_NEAR(rows[1][2], 2.4 + 2.4, 0.11);
   EXPECT_NEAR(rows[2][2], 2 * 2.4 + 2.4, 0.11);  // reduced after each micro batch, gathered once
-  EXPECT_NEAR(rows[3][2], 2 * 2.4 + 2 * 2 * 2.4, 0.11);  // gathered in both passes of both micro batches
+  // Gathered in both passes of both micro batches (the head's LayerNorm, kept from forward into
+  // backward, is too small to show).
+  EXPECT_NEAR(rows[3][2], 2 * 2.4 + 2 * 2 * 2.4, 0.11);
   for (const auto& row : rows) {
     EXPECT_GT(row[3], 0.0);
     EXPECT_LT(row[3], row[2]);  // backward hides some of it
