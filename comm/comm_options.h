@@ -35,10 +35,9 @@ struct CommOptions {
   bool debug_check = false;
   // MPI backend: how long the comm thread sleeps between two MPI_Test calls on a running
   // collective while no thread waits for one (mpi_progress.h); 0 tests back to back, i.e. spins
-  // like a blocking MPI call. The
-  // default (kDefaultPollIntervalUs) is long enough that a waiting comm thread costs its rank's
-  // compute thread little CPU, short enough that a transfer, which Open MPI progresses only inside
-  // MPI calls, is barely slowed.
+  // like a blocking MPI call. The default (kDefaultPollIntervalUs) is long enough that a waiting
+  // comm thread costs its rank's compute thread little CPU, short enough that a transfer, which
+  // Open MPI progresses only inside MPI calls, is barely slowed.
   std::chrono::microseconds poll_interval{kDefaultPollIntervalUs};
   // Name used in log lines and errors ("world", "dp", ...).
   std::string name = "world";

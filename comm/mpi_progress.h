@@ -9,7 +9,9 @@
 namespace zt {
 
 // Returns when `request` (a started MPI_I* collective) has completed; throws zt::CallError with
-// MPI's error string when it failed. poll_interval: the sleep between two tests; 0 spins.
+// MPI's error string when it failed. poll_interval: the sleep between two tests while no thread
+// waits for a collective (threads_waiting_for_collectives(), work.h; otherwise the thread yields
+// between tests); 0 spins.
 void complete_polling(MPI_Request& request, std::chrono::microseconds poll_interval);
 
 }  // namespace zt

@@ -50,14 +50,13 @@ struct ZeroOptions {
   LossScalerOptions loss_scaler;
 };
 
-// Stages 0/1 keep full block gradients across micro-batches; in bf16/f16 they are summed in fp32
-// accumulators (block gradients hold one micro-batch), as the CPU path's fp32 gradients are.
-// The budget of the bucket buffers in elements.
 // The bucket size the engine starts with: auto starts with (and never exceeds) the default.
 inline std::size_t initial_bucket_size(const ZeroOptions& options) {
   return options.reduce_bucket_size == kAutoBucketSize ? kDefaultReduceBucketSize : options.reduce_bucket_size;
 }
 
+// Stages 0/1 keep full block gradients across micro-batches; in bf16/f16 they are summed in fp32
+// accumulators (block gradients hold one micro-batch), as the CPU path's fp32 gradients are.
 inline bool accumulates_in_fp32(const ZeroOptions& options) {
   return options.stage < 2 && options.gradient_accumulation_steps > 1 && options.compute_dtype != DType::f32;
 }

@@ -33,7 +33,7 @@ void declare_options(po::options_description& options) {
        "with --predict: one rank's compute rate in FLOP/s (e.g. 4e10); measured on this CPU when not given")
       ("link-gbps", po::value<double>()->value_name("B"),
        "with --predict: link bandwidth per rank and direction in Gbit/s (needed for more than one rank: "
-       "measuring it needs ranks; `zerotrain bench-comm` under mpirun reports it as busbw)")
+       "measuring it needs ranks; `zerotrain bench-comm` under mpirun reports it as busbw in GB/s: x 8)")
       ("link-latency-us", po::value<double>()->value_name("A"),
        "with --predict: link latency per ring step in microseconds (default 0: latency terms left out)");
 }
@@ -64,7 +64,7 @@ PredictOptions read_predict_options(const po::variables_map& options, int world,
   }
   if (world > 1 && !p.link_gbps)
     throw UsageError(fmt::format("--predict on {} ranks needs --link-gbps: measuring the link needs ranks (run "
-                                 "`zerotrain bench-comm` under mpirun and give its busbw)",
+                                 "`zerotrain bench-comm` under mpirun and give its busbw, GB/s x 8)",
                                  world));
   if (!p.flops_per_s && !device.is_cpu())
     throw UsageError("--predict for --device cuda needs --flops-per-s: the compute rate can be measured on this "
