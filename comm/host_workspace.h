@@ -1,6 +1,7 @@
 // Grow-only host memory of a comm stream: staging for GPU buffers that MPI cannot read directly,
-// and scratch for in-place reduce_scatter. Used only by the comm stream's thread, so collectives
-// that run one after another share it; charged to MemCategory::comm_staging.
+// and scratch for the reduce-scatter ring's partial sums (mpi_ring.h). Used only by the comm
+// stream's thread, so collectives that run one after another share it; charged to
+// MemCategory::comm_staging.
 #pragma once
 
 #include <cstddef>

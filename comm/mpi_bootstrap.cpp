@@ -33,15 +33,15 @@ void check_mpi_thread_level(int provided) {
 
 namespace {
 
-// Open MPI 4.1's default MPI_Reduce_scatter_block on few ranks reduces everything to rank 0 and
-// scatters from there: rank 0's link carries the whole gradient twice while the others idle
-// (measured across simulated hosts: 20.5 MB vs 13.6 MB per step each way, bench/README.md).
-// Recursive halving moves the same bytes over every link. ZeRO-2/3 reduce-scatter every bucket,
-// so it is chosen unless the user set these parameters (Open MPI reads them at MPI_Init).
-void prefer_balanced_reduce_scatter() {
-  if (std::getenv("OMPI_MCA_coll_tuned_reduce_scatter_block_algorithm")) return;
-  setenv("OMPI_MCA_coll_tuned_use_dynamic_rules", "1", /*overwrite=*/0);
-  setenv("OMPI_MCA_coll_tuned_reduce_scatter_block_algorithm", "3", /*overwrite=*/0);
+// Open MPI's non-blocking collectives (libnbc) choose a binomial tree for MPI_Iallreduce on fewer
+// than 4 ranks or in place, which every gradient all-reduce is: rank 0 receives and adds the whole
+// buffer, then sends it all back, so the links carry it one direction at a time. Its ring moves
+// 2(p-1)/p of the buffer over every link in both directions at once and spreads the additions: on
+// 2 ranks over shared memory a 13 MB all-reduce takes about half the time (bench/README.md). So
+// the ring is chosen unless the user set the parameter (Open MPI reads it at MPI_Init; other MPI
+// libraries ignore it).
+void prefer_ring_all_reduce() {
+  setenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm", "1", /*overwrite=*/0);
 }
 
 }  // namespace
@@ -53,7 +53,7 @@ MpiSession::MpiSession(int* argc, char*** argv) {
     require_mpi_ready();
     return;
   }
-  prefer_balanced_reduce_scatter();
+  prefer_ring_all_reduce();
   int provided = 0;
   ZT_MPI_CHECK(MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided));
   // Errors on MPI_COMM_WORLD are returned, so that checked calls can say what failed.

@@ -13,6 +13,7 @@
 #include "core/log.h"
 #include "comm/mpi_check.h"
 #include "comm/mpi_progress.h"
+#include "comm/mpi_ring.h"
 
 namespace zt {
 
@@ -108,8 +109,8 @@ bool MpiCommunicator::passes_device_buffers_directly(const CollectiveDesc& desc)
     case CollectiveKind::all_gather:
     case CollectiveKind::broadcast:
     case CollectiveKind::barrier: return true;
-    case CollectiveKind::all_reduce:
-    case CollectiveKind::reduce_scatter: return desc.dtype == DType::f32 && desc.op == ReduceOp::sum;
+    case CollectiveKind::all_reduce: return desc.dtype == DType::f32 && desc.op == ReduceOp::sum;
+    case CollectiveKind::reduce_scatter: return false;  // its ring adds on the host (mpi_ring.h)
   }
   return false;
 }
@@ -213,20 +214,9 @@ void MpiCommunicator::run_on_host_memory(CollectiveKind kind, ReduceOp op, const
       return;
     }
     case CollectiveKind::reduce_scatter: {
-      int chunk = as_mpi_count(out.numel, desc);
-      MPI_Op sum = sum_ops_.sum(in.dtype);
-      if (in_place) {
-        // MPI's in-place variant puts the result at the start of the buffer and may use the rest
-        // as scratch; NCCL's leaves the other chunks alone, so reduce into scratch and copy back.
-        BufferView result = scratch_.get(out.dtype, out.numel);
-        ZT_MPI_CHECK(MPI_Ireduce_scatter_block(in.data, result.data, chunk, type, sum, comm, &request));
-        complete();
-        if (op == ReduceOp::avg) divide_host(result, world_size());
-        staging_copy(out, result);
-        return;
-      }
-      ZT_MPI_CHECK(MPI_Ireduce_scatter_block(in.data, out.data, chunk, type, sum, comm, &request));
-      complete();
+      as_mpi_count(out.numel, desc);
+      // Not MPI_Ireduce_scatter_block: see mpi_ring.h. In place, out is this rank's chunk of in.
+      ring_reduce_scatter(comm, sum_ops_.sum(in.dtype), in, out, scratch_, options().poll_interval);
       if (op == ReduceOp::avg) divide_host(out, world_size());
       return;
     }

@@ -17,9 +17,13 @@ namespace zt {
 // is no compute to leave the core to: the thread tests back to back, yielding in between rather
 // than sleeping, so that a rank sharing the core (more ranks than cores) still gets to run.
 void complete_polling(MPI_Request& request, std::chrono::microseconds poll_interval) {
+  complete_polling(std::span<MPI_Request>(&request, 1), poll_interval);
+}
+
+void complete_polling(std::span<MPI_Request> requests, std::chrono::microseconds poll_interval) {
   for (;;) {
     int done = 0;
-    ZT_MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
+    ZT_MPI_CHECK(MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE));
     if (done) return;
     if (poll_interval.count() == 0) continue;
     if (threads_waiting_for_collectives() > 0)

@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <chrono>
+#include <span>
 
 namespace zt {
 
@@ -13,5 +14,7 @@ namespace zt {
 // waits for a collective (threads_waiting_for_collectives(), work.h; otherwise the thread yields
 // between tests); 0 spins.
 void complete_polling(MPI_Request& request, std::chrono::microseconds poll_interval);
+// The same for several requests (a point-to-point exchange): returns when all have completed.
+void complete_polling(std::span<MPI_Request> requests, std::chrono::microseconds poll_interval);
 
 }  // namespace zt
