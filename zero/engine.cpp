@@ -61,7 +61,8 @@ ZeroEngine::ZeroEngine(const models::Model& model, models::ComputeContext& ctx, 
     param_shard_ = Buffer(device, dtype, plan_.shard_numel(), MemCategory::params, tracker);
   }
   block_grads_.resize(blocks);
-  if (options.stage < 2) {
+  grads_in_shard_ = reduces_gradients_in_place(options, comm.world_size());
+  if (options.stage < 2 && !grads_in_shard_) {
     for (std::size_t b = 0; b < blocks; ++b)
       block_grads_[b] = Buffer(device, dtype, plan_.block(b).numel, MemCategory::grads, tracker);
     if (accumulates_in_fp32(options))
@@ -130,6 +131,7 @@ models::BlockParams ZeroEngine::block_params(std::size_t block, const std::vecto
 }
 
 BufferView ZeroEngine::block_grad(std::size_t block) {
+  if (grads_in_shard_) return grad_shard_.slice(plan_.block(block).shard_offset, plan_.block(block).numel);
   Buffer& grad = block_grads_.at(block);
   if (grad.empty() && plan_.block(block).numel > 0) {
     // Stages 2/3: a gradient lives from the block's (or its tied user's) backward until it is
@@ -283,7 +285,7 @@ void ZeroEngine::optimizer_step(double lr, int local_stop_signal, StepStats& sta
 
 std::unique_ptr<GradientReducer> ZeroEngine::make_reducer() {
   return std::make_unique<GradientReducer>(plan_, tied_to_, comm_, ctx_.stream(), ctx_.device(), options_.comm_dtype,
-                                           options_.overlap_comm,
+                                           options_.overlap_comm, grads_in_shard_,
                                            std::max<std::size_t>(2, bucket_buffer_count(plan_, options_)), exposed_,
                                            tracker_);
 }

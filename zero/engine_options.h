@@ -61,4 +61,13 @@ inline bool accumulates_in_fp32(const ZeroOptions& options) {
   return options.stage < 2 && options.gradient_accumulation_steps > 1 && options.compute_dtype != DType::f32;
 }
 
+// Stage 0 (or stage 1 on one rank) in fp32: every rank keeps the whole fp32 gradient, laid out as
+// the buckets cut it (partition.h), so backward writes each block's gradient where its bucket is
+// reduced and the reduction runs in place. Nothing is copied into bucket buffers or added back,
+// and neither the block gradients nor the buffers take memory of their own.
+inline bool reduces_gradients_in_place(const ZeroOptions& options, int world_size) {
+  return (options.stage == 0 || (options.stage == 1 && world_size == 1)) && options.compute_dtype == DType::f32 &&
+         options.comm_dtype == DType::f32;
+}
+
 }  // namespace zt

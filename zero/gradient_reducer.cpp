@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <stdexcept>
+#include <utility>
 
 #include "core/device_ops.h"
 
@@ -10,12 +11,13 @@ namespace zt {
 
 GradientReducer::GradientReducer(const PartitionPlan& plan, std::vector<std::optional<std::size_t>> tied_to,
                                  Communicator& comm, Stream& compute, Device device, DType comm_dtype, bool overlap,
-                                 std::size_t buffers, ExposedTime& exposed, MemoryTracker& tracker)
+                                 bool in_place, std::size_t buffers, ExposedTime& exposed, MemoryTracker& tracker)
     : plan_(plan),
       comm_(comm),
       compute_(compute),
       comm_dtype_(comm_dtype),
       overlap_(overlap),
+      in_place_(in_place),
       all_reduce_(plan.world_size() == 1 && comm.world_size() > 1),
       tied_to_(std::move(tied_to)),
       contributors_(plan.blocks().size(), 1),
@@ -24,6 +26,9 @@ GradientReducer::GradientReducer(const PartitionPlan& plan, std::vector<std::opt
     if (tied_to_[b]) ++contributors_.at(*tied_to_[b]);
   // Buffers are used in turn: while one bucket fills, the others' reductions run. Only the
   // bucket being filled is not launched yet, so two buffers always suffice to make progress.
+  if (in_place && (plan.world_size() != 1 || comm_dtype != DType::f32))
+    throw std::invalid_argument("gradient reducer: in place needs one shard of fp32 gradients (a plan for one rank)");
+  if (in_place) return;
   if (buffers < 2) throw std::invalid_argument("gradient reducer: at least two bucket buffers are needed");
   std::size_t slots = std::min(buffers, plan.buckets().size());
   for (std::size_t i = 0; i < slots; ++i)
@@ -56,6 +61,11 @@ std::vector<std::size_t> GradientReducer::block_ready(std::size_t block) {
 }
 
 void GradientReducer::pack(std::size_t block) {
+  if (in_place_) {  // the gradient already lies in its buckets
+    for (std::size_t bucket : plan_.block(block).buckets)
+      if (--unpacked_.at(bucket) == 0) launch(bucket);
+    return;
+  }
   BufferView grad = block_grad_(block);
   // The block's pieces in bucket order: a bucket filled by this block is launched before the
   // next piece is packed, so its reduction runs while the rest of the block is copied.
@@ -92,30 +102,43 @@ GradientReducer::Slot& GradientReducer::acquire_slot(std::size_t bucket) {
 }
 
 void GradientReducer::launch(std::size_t bucket) {
-  Slot& slot = slots_[*slot_of_bucket_.at(bucket)];
-  BufferView data = slot.buffer.slice(0, plan_.bucket(bucket).numel(plan_.world_size()));
+  const BucketPlacement& placement = plan_.bucket(bucket);
+  BufferView data = in_place_ ? grad_shard_.slice(placement.shard_offset, placement.rank_chunk_numel)
+                              : slots_[*slot_of_bucket_.at(bucket)].buffer.slice(0, placement.numel(plan_.world_size()));
+  Work work;
   if (all_reduce_) {
-    slot.work = comm_.all_reduce(data, ReduceOp::avg, compute_);
+    work = comm_.all_reduce(data, ReduceOp::avg, compute_);
   } else {
-    std::size_t chunk = plan_.bucket(bucket).rank_chunk_numel;
-    BufferView mine = data.slice(plan_.bucket_rank_offset(bucket, comm_.rank()), chunk);
-    slot.work = comm_.reduce_scatter(data, mine, ReduceOp::avg, compute_);
+    BufferView mine = data.slice(plan_.bucket_rank_offset(bucket, comm_.rank()), placement.rank_chunk_numel);
+    work = comm_.reduce_scatter(data, mine, ReduceOp::avg, compute_);
   }
-  works_.push_back(slot.work);
+  works_.push_back(work);
   if (timeline_)
-    timeline_->add_collective(fmt::format("{} bucket {}", all_reduce_ ? "all_reduce" : "reduce_scatter", bucket),
-                              slot.work, {{"bucket", bucket}, {"blocks", plan_.bucket(bucket).blocks()},
-                               {"elements", data.numel}});
+    timeline_->add_collective(fmt::format("{} bucket {}", all_reduce_ ? "all_reduce" : "reduce_scatter", bucket), work,
+                              {{"bucket", bucket}, {"blocks", placement.blocks()}, {"elements", data.numel}});
+  if (in_place_) {
+    if (overlap_)
+      in_place_works_.emplace_back(bucket, work);
+    else
+      wait(bucket, work);
+    return;
+  }
+  Slot& slot = slots_[*slot_of_bucket_[bucket]];
+  slot.work = work;
   if (!overlap_) drain(slot);
+}
+
+void GradientReducer::wait(std::size_t bucket, const Work& work) {
+  exposed_.wait(work, compute_, timeline_, [&] {
+    return std::pair{fmt::format("wait bucket {}", bucket),
+                     nlohmann::json{{"bucket", bucket}, {"sequence", work.sequence()}}};
+  });
 }
 
 void GradientReducer::drain(Slot& slot) {
   if (!slot.bucket) return;
   const BucketPlacement& bucket = plan_.bucket(*slot.bucket);
-  exposed_.wait(slot.work, compute_, timeline_, [&] {
-    return std::pair{fmt::format("wait bucket {}", *slot.bucket),
-                     nlohmann::json{{"bucket", *slot.bucket}, {"sequence", slot.work.sequence()}}};
-  });
+  wait(*slot.bucket, slot.work);
   std::size_t offset = all_reduce_ ? 0 : plan_.bucket_rank_offset(*slot.bucket, comm_.rank());
   accumulate(grad_shard_.slice(bucket.shard_offset, bucket.rank_chunk_numel),
              slot.buffer.slice(offset, bucket.rank_chunk_numel), compute_);
@@ -126,6 +149,7 @@ void GradientReducer::drain(Slot& slot) {
 void GradientReducer::finish() {
   for (std::size_t b = 0; b < pending_.size(); ++b)
     if (pending_[b] != 0) throw std::logic_error("gradient reducer: backward finished with blocks not reported");
+  for (const auto& [bucket, work] : std::exchange(in_place_works_, {})) wait(bucket, work);
   // Drain in launch order: the slot filled first holds the older reduction.
   for (std::size_t i = 0; i < slots_.size(); ++i) drain(slots_[(next_slot_ + i) % slots_.size()]);
 }

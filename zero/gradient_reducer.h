@@ -14,6 +14,11 @@
 // the same buffers, but the compute stream waits for each one before backward continues. Both add
 // the same values in the same order into the shard, so the results are bitwise identical; only
 // the step time differs.
+//
+// in_place (reduces_gradients_in_place, engine_options.h): the block gradients are ranges of the
+// fp32 shard itself, which is laid out as the buckets cut it. A full bucket is reduced where it
+// lies, so there is nothing to pack, no bucket buffer and nothing to add back; the values are the
+// same as the copying path's (x + 0 = x).
 #pragma once
 
 #include <cstddef>
@@ -35,12 +40,13 @@ class GradientReducer {
   // tied_to[b]: the block whose parameters block b also uses (its gradient feeds that block's).
   // Waits of the compute stream for reductions are measured into exposed.
   GradientReducer(const PartitionPlan& plan, std::vector<std::optional<std::size_t>> tied_to, Communicator& comm,
-                  Stream& compute, Device device, DType comm_dtype, bool overlap, std::size_t buffers,
+                  Stream& compute, Device device, DType comm_dtype, bool overlap, bool in_place, std::size_t buffers,
                   ExposedTime& exposed, MemoryTracker& tracker);
 
   // Starts a backward pass whose gradients are reduced into grad_shard (f32, shard_numel);
   // block_grad(b) is block b's complete gradient (any dtype, b's numel elements), asked for once
-  // the block and every block tied to it ran backward.
+  // the block and every block tied to it ran backward. In place, block_grad(b) must be b's range
+  // of grad_shard.
   void begin(BufferView grad_shard, std::function<BufferView(std::size_t)> block_grad);
   // Block b ran backward. Returns the blocks whose gradients were complete and have now been
   // copied into their buckets (their buffers may be reused once the compute stream passes this point).
@@ -62,12 +68,14 @@ class GradientReducer {
   void launch(std::size_t bucket);
   Slot& acquire_slot(std::size_t bucket);
   void drain(Slot& slot);  // waits for the slot's reduction and adds its output into the shard
+  void wait(std::size_t bucket, const Work& work);
 
   const PartitionPlan& plan_;
   Communicator& comm_;
   Stream& compute_;
   DType comm_dtype_;
   bool overlap_;
+  bool in_place_;
   bool all_reduce_;  // stage 0: the plan is for one "rank", every rank reduces everything
   std::vector<std::optional<std::size_t>> tied_to_;
   std::vector<std::size_t> contributors_;  // per block: itself + the blocks tied to it
@@ -75,8 +83,9 @@ class GradientReducer {
   std::function<BufferView(std::size_t)> block_grad_;
   std::vector<std::size_t> unpacked_;      // per bucket: pieces not packed yet
   std::vector<std::optional<std::size_t>> slot_of_bucket_;
-  std::vector<Slot> slots_;
+  std::vector<Slot> slots_;            // none in place
   std::size_t next_slot_ = 0;
+  std::vector<std::pair<std::size_t, Work>> in_place_works_;  // in place: launched, not waited for
   BufferView grad_shard_;
   ExposedTime& exposed_;
   std::vector<Work> works_;

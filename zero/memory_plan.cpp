@@ -45,7 +45,8 @@ MemoryPlan plan_memory(const models::Model& model, const ZeroOptions& options, i
   const auto total = static_cast<std::int64_t>(plan.total_numel());
   MemoryPlan m;
   m.params = options.stage < 3 ? c * padded_total : c * shard;
-  m.grads = 4 * shard + (options.stage < 2 ? c * total : 0) + (accumulates_in_fp32(options) ? 4 * total : 0);
+  const bool in_place = reduces_gradients_in_place(options, world_size);
+  m.grads = 4 * shard + (options.stage < 2 && !in_place ? c * total : 0) + (accumulates_in_fp32(options) ? 4 * total : 0);
   m.optimizer = 3 * 4 * shard;
   const std::size_t largest = plan.largest_bucket_numel();
   std::size_t bucket_numel = bucket_buffer_count(plan, options) * largest;
@@ -53,7 +54,7 @@ MemoryPlan plan_memory(const models::Model& model, const ZeroOptions& options, i
     // Auto picks a size at most the initial one, whose buffers fill the budget (or two buckets).
     bucket_numel = std::max(buffer_budget(plan, options), 2 * largest);
   }
-  m.buckets = static_cast<std::int64_t>(bucket_numel * dtype_size(options.comm_dtype));
+  m.buckets = in_place ? 0 : static_cast<std::int64_t>(bucket_numel * dtype_size(options.comm_dtype));
   m.activations =
       static_cast<std::int64_t>(models::Activations::bytes_needed(model, micro_batch, seq_len, device, options.compute_dtype));
   m.padding_elements = padded_total - total;

@@ -29,20 +29,30 @@ class ReducerGathererTest : public testing::Test {
   CpuStream compute_{CpuStream::Mode::inline_on_caller, "compute"};
 };
 
-// Reduces one backward pass of block gradients and returns this rank's f32 shard.
+// Reduces one backward pass of block gradients and returns this rank's f32 shard. in_place: the
+// gradients are written into their ranges of the shard and reduced there (a plan for one rank).
 std::vector<float> reduce_once(const PartitionPlan& plan, Communicator& comm, Stream& compute, bool overlap,
-                               ExposedTime& exposed, std::size_t buffers = 2) {
+                               ExposedTime& exposed, std::size_t buffers = 2, bool in_place = false,
+                               MemoryTracker* tracker_out = nullptr) {
   const std::size_t blocks = plan.blocks().size();
   std::vector<std::optional<std::size_t>> tied(blocks);
-  MemoryTracker tracker;
-  GradientReducer reducer(plan, tied, comm, compute, Device::cpu(), DType::f32, overlap, buffers, exposed, tracker);
-  std::vector<Buffer> grads;
-  for (std::size_t b = 0; b < blocks; ++b) {
-    grads.emplace_back(Device::cpu(), DType::f32, plan.block(b).numel, MemCategory::workspace, tracker);
-    for (std::size_t i = 0; i < plan.block(b).numel; ++i) grads[b].data_as<float>()[i] = grad_value(comm.rank(), b, i);
-  }
+  MemoryTracker own_tracker;
+  MemoryTracker& tracker = tracker_out ? *tracker_out : own_tracker;
+  GradientReducer reducer(plan, tied, comm, compute, Device::cpu(), DType::f32, overlap, in_place, buffers, exposed,
+                          tracker);
   Buffer shard(Device::cpu(), DType::f32, plan.shard_numel(), MemCategory::grads, tracker);
-  reducer.begin(shard.view(), [&](std::size_t b) { return grads[b].view(); });
+  std::vector<Buffer> grads;
+  std::vector<BufferView> views;
+  for (std::size_t b = 0; b < blocks; ++b) {
+    if (in_place) {
+      views.push_back(shard.slice(plan.block(b).shard_offset, plan.block(b).numel));
+    } else {
+      grads.emplace_back(Device::cpu(), DType::f32, plan.block(b).numel, MemCategory::workspace, tracker);
+      views.push_back(grads.back().view());
+    }
+    for (std::size_t i = 0; i < plan.block(b).numel; ++i) views[b].as<float>()[i] = grad_value(comm.rank(), b, i);
+  }
+  reducer.begin(shard.view(), [&](std::size_t b) { return views[b]; });
   for (std::size_t b = blocks; b-- > 0;) reducer.block_ready(b);  // backward order
   reducer.finish();
   const float* values = shard.data_as<float>();
@@ -94,6 +104,37 @@ TEST_F(ReducerGathererTest, ReducerOverlapOnAndOffGiveTheSameBits) {
     // With overlap off the compute stream waited for every reduction: that wait is exposed time.
     EXPECT_GT(exposed.take_ms(), 0.0);
   }
+}
+
+// Stage 0's fp32 path: every rank holds the whole gradient (a plan for one rank) and each bucket is
+// all-reduced where backward wrote it. Same bits as packing into buffers, and no buffer memory.
+TEST_F(ReducerGathererTest, ReducerInPlaceGivesTheCopyingPathsBitsWithoutBuffers) {
+  for (const BucketCase& c : kBucketCases) {
+    PartitionPlan plan(std::vector<std::size_t>{33, 90, 17, 250}, 1, c.bucket, c.first);
+    ASSERT_GT(plan.buckets().size(), 1u);
+    for (bool overlap : {true, false}) {
+      ExposedTime exposed;
+      const std::vector<float> copied = reduce_once(plan, *world_, compute_, overlap, exposed, c.buffers);
+      MemoryTracker tracker;
+      const std::vector<float> in_place = reduce_once(plan, *world_, compute_, overlap, exposed, c.buffers, true, &tracker);
+      ASSERT_EQ(copied.size(), in_place.size());
+      for (std::size_t i = 0; i < copied.size(); ++i)
+        ASSERT_EQ(copied[i], in_place[i]) << "bucket " << c.bucket << " overlap " << overlap << " element " << i;
+      EXPECT_EQ(tracker.stats(MemoryTracker::Space::host, MemCategory::buckets).peak, 0);
+      // The values are the average over the ranks, not this rank's own gradient left in place.
+      float want = 0.0f;
+      for (int r = 0; r < world_->world_size(); ++r) want += grad_value(r, 1, 5);
+      want /= static_cast<float>(world_->world_size());
+      EXPECT_NEAR(in_place[plan.block(1).shard_offset + 5], want, 1e-5f * want);
+    }
+  }
+}
+
+TEST_F(ReducerGathererTest, ReducerInPlaceNeedsAPlanForOneRank) {
+  if (world_->world_size() == 1) GTEST_SKIP() << "a plan for the world is a plan for one rank";
+  PartitionPlan plan(std::vector<std::size_t>{33, 90}, world_->world_size(), 20);
+  ExposedTime exposed;
+  EXPECT_THROW(reduce_once(plan, *world_, compute_, true, exposed, 2, true), std::invalid_argument);
 }
 
 TEST_F(ReducerGathererTest, ReducerNeedsTwoBuffers) {
