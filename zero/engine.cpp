@@ -264,11 +264,14 @@ void ZeroEngine::optimizer_step(double lr, int local_stop_signal, StepStats& sta
   stats.stop_signal = agreed.stop_signal;
   const double scale = options_.loss_scaling ? loss_scaler_.scale() : 1.0;
   stats.loss_scale = scale;
-  stats.grad_norm = std::sqrt(agreed.sum_of_squares) / scale;
+  // The shard may hold the ranks' sum (reduced in place): its norm is divisor times the average's.
+  const double divisor = reducer_->sum_divisor();
+  stats.grad_norm = std::sqrt(agreed.sum_of_squares) / divisor / scale;
   stats.skipped = options_.loss_scaling ? loss_scaler_.update(agreed.non_finite) : agreed.non_finite;
   if (!stats.skipped) {
     ++optimizer_steps_;
-    const float multiplier = clip_coefficient(stats.grad_norm, options_.gradient_clipping) / static_cast<float>(scale);
+    const float multiplier = clip_coefficient(stats.grad_norm, options_.gradient_clipping) / static_cast<float>(scale) /
+                             static_cast<float>(divisor);
     optimizer_.update(grad_shard_.view(), lr, multiplier, optimizer_steps_,
                       [&](std::size_t block, std::size_t block_offset, std::size_t shard_offset, std::size_t count) {
                         return options_.stage < 3 ? params_[block].slice(block_offset, count).data

@@ -105,12 +105,15 @@ void GradientReducer::launch(std::size_t bucket) {
   const BucketPlacement& placement = plan_.bucket(bucket);
   BufferView data = in_place_ ? grad_shard_.slice(placement.shard_offset, placement.rank_chunk_numel)
                               : slots_[*slot_of_bucket_.at(bucket)].buffer.slice(0, placement.numel(plan_.world_size()));
+  // In place the shard keeps the sum, which the engine divides in the optimizer's multiplier: the
+  // average's division would be one more pass over the whole gradient.
+  const ReduceOp op = in_place_ ? ReduceOp::sum : ReduceOp::avg;
   Work work;
   if (all_reduce_) {
-    work = comm_.all_reduce(data, ReduceOp::avg, compute_);
+    work = comm_.all_reduce(data, op, compute_);
   } else {
     BufferView mine = data.slice(plan_.bucket_rank_offset(bucket, comm_.rank()), placement.rank_chunk_numel);
-    work = comm_.reduce_scatter(data, mine, ReduceOp::avg, compute_);
+    work = comm_.reduce_scatter(data, mine, op, compute_);
   }
   works_.push_back(work);
   if (timeline_)

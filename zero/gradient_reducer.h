@@ -17,8 +17,9 @@
 //
 // in_place (reduces_gradients_in_place, engine_options.h): the block gradients are ranges of the
 // fp32 shard itself, which is laid out as the buckets cut it. A full bucket is reduced where it
-// lies, so there is nothing to pack, no bucket buffer and nothing to add back; the values are the
-// same as the copying path's (x + 0 = x).
+// lies, so there is nothing to pack, no bucket buffer and nothing to add back. The shard then
+// holds the ranks' sum, not their average (sum_divisor()): whoever reads it divides, which the
+// optimizer does for free in its gradient multiplier.
 #pragma once
 
 #include <cstddef>
@@ -54,6 +55,9 @@ class GradientReducer {
   // Waits for every reduction of this pass and folds it into the shard.
   void finish();
   std::vector<Work> take_completed_works() { return std::exchange(works_, {}); }
+  // What the reduced shard must be divided by to give the ranks' average: 1, or the world size in
+  // place.
+  int sum_divisor() const { return in_place_ ? comm_.world_size() : 1; }
   // Reductions and the waits for them go to timeline from now on; null stops recording.
   void set_timeline(trace::Timeline* timeline) { timeline_ = timeline; }
 

@@ -107,8 +107,11 @@ TEST_F(ReducerGathererTest, ReducerOverlapOnAndOffGiveTheSameBits) {
 }
 
 // Stage 0's fp32 path: every rank holds the whole gradient (a plan for one rank) and each bucket is
-// all-reduced where backward wrote it. Same bits as packing into buffers, and no buffer memory.
-TEST_F(ReducerGathererTest, ReducerInPlaceGivesTheCopyingPathsBitsWithoutBuffers) {
+// all-reduced where backward wrote it, left as the ranks' sum (sum_divisor() = world size): the
+// copying path's average times the world size, and no buffer memory.
+TEST_F(ReducerGathererTest, ReducerInPlaceLeavesTheSumWithoutBuffers) {
+  const int n = world_->world_size();
+  const bool power_of_two = (n & (n - 1)) == 0;
   for (const BucketCase& c : kBucketCases) {
     PartitionPlan plan(std::vector<std::size_t>{33, 90, 17, 250}, 1, c.bucket, c.first);
     ASSERT_GT(plan.buckets().size(), 1u);
@@ -116,16 +119,19 @@ TEST_F(ReducerGathererTest, ReducerInPlaceGivesTheCopyingPathsBitsWithoutBuffers
       ExposedTime exposed;
       const std::vector<float> copied = reduce_once(plan, *world_, compute_, overlap, exposed, c.buffers);
       MemoryTracker tracker;
-      const std::vector<float> in_place = reduce_once(plan, *world_, compute_, overlap, exposed, c.buffers, true, &tracker);
-      ASSERT_EQ(copied.size(), in_place.size());
-      for (std::size_t i = 0; i < copied.size(); ++i)
-        ASSERT_EQ(copied[i], in_place[i]) << "bucket " << c.bucket << " overlap " << overlap << " element " << i;
+      const std::vector<float> summed = reduce_once(plan, *world_, compute_, overlap, exposed, c.buffers, true, &tracker);
+      ASSERT_EQ(copied.size(), summed.size());
+      for (std::size_t i = 0; i < copied.size(); ++i) {
+        // A power-of-two division is exact, so the average times n is the sum bit for bit.
+        if (power_of_two)
+          ASSERT_EQ(summed[i], copied[i] * static_cast<float>(n)) << "bucket " << c.bucket << " element " << i;
+        else
+          ASSERT_NEAR(summed[i], copied[i] * static_cast<float>(n), 1e-5f * summed[i]) << "element " << i;
+      }
       EXPECT_EQ(tracker.stats(MemoryTracker::Space::host, MemCategory::buckets).peak, 0);
-      // The values are the average over the ranks, not this rank's own gradient left in place.
-      float want = 0.0f;
-      for (int r = 0; r < world_->world_size(); ++r) want += grad_value(r, 1, 5);
-      want /= static_cast<float>(world_->world_size());
-      EXPECT_NEAR(in_place[plan.block(1).shard_offset + 5], want, 1e-5f * want);
+      float want = 0.0f;  // the sum over the ranks, not this rank's own gradient left in place
+      for (int r = 0; r < n; ++r) want += grad_value(r, 1, 5);
+      EXPECT_NEAR(summed[plan.block(1).shard_offset + 5], want, 1e-6f * want);
     }
   }
 }
