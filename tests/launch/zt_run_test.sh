@@ -13,10 +13,13 @@ root_flag=""
 out=$(ZT_DRY_RUN=1 "$ZT_RUN" -n 2 --cores-per-node 8 -- bench-comm --max-bytes 1024)
 assert_contains "$out" "mpirun ${root_flag}-np 2 --map-by slot:PE=4 --bind-to core -x OMP_NUM_THREADS=1 -x OPENBLAS_NUM_THREADS=1 -x MKL_NUM_THREADS=1 "
 [[ "$out" == *" $BIN bench-comm --max-bytes 1024" ]] || fail "command does not end with the binary and its args: $out"
-# One core per rank: no binding (a pinned comm thread would share the compute core).
+# One core per rank: each rank bound to its core (a waiting rank's comm thread stays off its peers').
 out=$(ZT_DRY_RUN=1 "$ZT_RUN" -n 2 --cores-per-node 2 -- x)
-assert_contains "$out" "-np 2 --bind-to none -x"
+assert_contains "$out" "-np 2 --bind-to core -x"
 assert_not_contains "$out" "--oversubscribe"
+# A spare core (3 ranks, 4 cores): unbound, so comm threads can use it.
+out=$(ZT_DRY_RUN=1 "$ZT_RUN" -n 3 --cores-per-node 4 -- x)
+assert_contains "$out" "-np 3 --bind-to none -x"
 # More ranks than cores: oversubscribed, unbound.
 out=$("$ZT_RUN" --dry-run -n 4 --cores-per-node 2 -- x)
 assert_contains "$out" "-np 4 --bind-to none --oversubscribe"
