@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #include <string_view>
 
@@ -31,6 +33,17 @@ void check_mpi_thread_level(int provided) {
       thread_level_name(provided)));
 }
 
+bool has_sound_ring_all_reduce(std::string_view library_version) {
+  constexpr std::string_view kPrefix = "Open MPI v";
+  const std::size_t at = library_version.find(kPrefix);
+  if (at == std::string_view::npos) return false;
+  int major = 0, minor = 0, release = 0;
+  std::string text(library_version.substr(at + kPrefix.size()));
+  if (std::sscanf(text.c_str(), "%d.%d.%d", &major, &minor, &release) < 2) return false;
+  if (major != 4) return major > 4;
+  return minor == 0 ? release >= 7 : minor > 1 || (minor == 1 && release >= 2);
+}
+
 namespace {
 
 // Open MPI's non-blocking collectives (libnbc) choose a binomial tree for MPI_Iallreduce on fewer
@@ -38,10 +51,15 @@ namespace {
 // buffer, then sends it all back, so the links carry it one direction at a time. Its ring moves
 // 2(p-1)/p of the buffer over every link in both directions at once and spreads the additions: on
 // 2 ranks over shared memory a 13 MB all-reduce takes about half the time (bench/README.md). So
-// the ring is chosen unless the user set the parameter (Open MPI reads it at MPI_Init; other MPI
-// libraries ignore it).
+// the ring is chosen, where the library's ring is sound, unless the user set the parameter (Open
+// MPI reads it at MPI_Init; other MPI libraries ignore it). MPI_Get_library_version may be called
+// before MPI_Init.
 void prefer_ring_all_reduce() {
-  setenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm", "1", /*overwrite=*/0);
+  char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int length = 0;
+  if (MPI_Get_library_version(version, &length) != MPI_SUCCESS) return;
+  if (has_sound_ring_all_reduce(std::string_view(version, static_cast<std::size_t>(length))))
+    setenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm", "1", /*overwrite=*/0);
 }
 
 }  // namespace

@@ -7,6 +7,8 @@
 
 #include <mpi.h>
 
+#include <string_view>
+
 namespace zt {
 
 // RAII for MPI_Init_thread / MPI_Finalize. When MPI is already initialised (a test main, a host
@@ -21,6 +23,11 @@ class MpiSession {
  private:
   bool finalize_ = false;
 };
+
+// Whether the MPI library (MPI_Get_library_version's text) has a sound non-blocking ring
+// all-reduce: Open MPI 4.0.7, 4.1.2 and later. Before those, libnbc's ring returned wrong sums in
+// place (fixed in Open MPI's pull requests 9483/9497), so MpiSession asks for it only then.
+bool has_sound_ring_all_reduce(std::string_view library_version);
 
 // Throws zt::UserError naming the level the library provides when it is below MPI_THREAD_MULTIPLE.
 void check_mpi_thread_level(int provided);

@@ -353,6 +353,21 @@ TEST(CommSetup, ThreadLevelBelowMultipleIsRefusedClearly) {
   }
 }
 
+// libnbc's ring all-reduce summed wrongly in place before Open MPI 4.0.7 / 4.1.2: those keep the
+// library's default (a binomial tree), as does any other MPI.
+TEST(CommSetup, RingAllReduceOnlyWhereOpenMpisRingIsSound) {
+  EXPECT_TRUE(has_sound_ring_all_reduce("Open MPI v4.1.4, package: Debian OpenMPI, ident: 4.1.4, repo rev: v4.1.4"));
+  EXPECT_TRUE(has_sound_ring_all_reduce("Open MPI v4.1.2, package: Open MPI"));
+  EXPECT_TRUE(has_sound_ring_all_reduce("Open MPI v4.0.7, package: Open MPI"));
+  EXPECT_TRUE(has_sound_ring_all_reduce("Open MPI v5.0.3, package: Open MPI"));
+  EXPECT_FALSE(has_sound_ring_all_reduce("Open MPI v4.1.1, package: Open MPI"));
+  EXPECT_FALSE(has_sound_ring_all_reduce("Open MPI v4.1.0, package: Debian OpenMPI"));
+  EXPECT_FALSE(has_sound_ring_all_reduce("Open MPI v4.0.6, package: Open MPI"));
+  EXPECT_FALSE(has_sound_ring_all_reduce("Open MPI v3.1.6, package: Open MPI"));
+  EXPECT_FALSE(has_sound_ring_all_reduce("MPICH Version: 4.0.2"));
+  EXPECT_FALSE(has_sound_ring_all_reduce(""));
+}
+
 TEST(CommSetup, BackendChoice) {
   EXPECT_EQ(parse_comm_backend("auto"), CommBackend::auto_select);
   EXPECT_EQ(parse_comm_backend("nccl"), CommBackend::nccl);
