@@ -214,8 +214,8 @@ void MpiCommunicator::run_on_host_memory(CollectiveKind kind, ReduceOp op, const
       return;
     }
     case CollectiveKind::reduce_scatter: {
-      as_mpi_count(out.numel, desc);
-      // Not MPI_Ireduce_scatter_block: see mpi_ring.h. In place, out is this rank's chunk of in.
+      // Not MPI_Ireduce_scatter_block: see mpi_ring.h (which also checks the chunk fits an MPI
+      // count). In place, out is this rank's chunk of in.
       ring_reduce_scatter(comm, sum_ops_.sum(in.dtype), in, out, scratch_, options().poll_interval);
       if (op == ReduceOp::avg) divide_host(out, world_size());
       return;

@@ -24,11 +24,11 @@ GradientReducer::GradientReducer(const PartitionPlan& plan, std::vector<std::opt
       exposed_(exposed) {
   for (std::size_t b = 0; b < tied_to_.size(); ++b)
     if (tied_to_[b]) ++contributors_.at(*tied_to_[b]);
-  // Buffers are used in turn: while one bucket fills, the others' reductions run. Only the
-  // bucket being filled is not launched yet, so two buffers always suffice to make progress.
   if (in_place && (plan.world_size() != 1 || comm_dtype != DType::f32))
     throw std::invalid_argument("gradient reducer: in place needs one shard of fp32 gradients (a plan for one rank)");
   if (in_place) return;
+  // Buffers are used in turn: while one bucket fills, the others' reductions run. Only the
+  // bucket being filled is not launched yet, so two buffers always suffice to make progress.
   if (buffers < 2) throw std::invalid_argument("gradient reducer: at least two bucket buffers are needed");
   std::size_t slots = std::min(buffers, plan.buckets().size());
   for (std::size_t i = 0; i < slots; ++i)
