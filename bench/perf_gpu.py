@@ -100,23 +100,51 @@ def main():
                 "model.vocab_size=50257", "model.block_size=1024", f"data.train_files={shard}", "data.val_files=",
                 f"train.train_micro_batch_size_per_gpu={args.batch}", "train.device=cuda", "precision.dtype=bf16",
                 "zero_optimization.stage=0", "zero_optimization.reduce_bucket_size=500000000"]
-        records, log = pc.run_zerotrain([pc.zerotrain_bin()], sets, args.steps, os.path.join(tmp, "zt"))
-        tok = statistics.median(r["tokens_per_s"] for r in records[args.warmup:])
-        rows.append(("zerotrain", tok, args.batch * T / tok * 1e3))
-        last = records[-1]
-        plan = plan_bytes([s for s in sets if not s.startswith("data.")])
-        planned = sum(plan.get(k, 0) for k in ("model state", "buckets", "activations"))
-        tracked = {k[4:]: v for k, v in last.items() if k.startswith("mem_") and k != "mem_peak"}
-        for name, planned_key in (("params", "params"), ("grads", "grads"), ("optimizer", "optimizer"),
-                                  ("buckets", "buckets"), ("activations", "activations")):
-            got = tracked.get(name)
-            want = plan.get(planned_key)
-            ratio = f"{got / want:.3f}" if got is not None and want else "-"
-            mem_rows.append(f"| {name} | {gib(want)} | {gib(got)} | {ratio} |")
-        others = sum(v for k, v in tracked.items() if k not in ("params", "grads", "optimizer", "buckets", "activations"))
-        mem_rows.append(f"| other (workspace, staging, gathered) | - | {gib(others)} | - |")
-        mem_rows.append(f"| **peak** | {gib(planned)} | {gib(last.get('mem_peak'))} | "
-                        f"{last['mem_peak'] / planned:.3f} |" if planned and "mem_peak" in last else "| **peak** | - | - | - |")
+        output = args.output or pc.ROOT / "bench" / "results" / "perf_gpu.md"
+
+        def write_table():
+            """The table as measured so far: a run cut short by a time limit keeps its rows."""
+            lines = pc.header("GPT-2 124M, one GPU: zerotrain vs PyTorch eager vs torch.compile", [
+                f"device: {dev}; bf16 peak {peak / 1e12:.0f} TFLOP/s" if peak else f"device: {dev}; bf16 peak unknown",
+                f"batch {args.batch} x {T}, bf16; {args.steps} steps, medians after {args.warmup}",
+                f"FLOPs per token {flops_per_token:.3e} (6N + 12LTC, N = {n})", *notes])
+            zt = next((t for name, t, _ in rows if name == "zerotrain"), None)
+            base = next((t for name, t, _ in rows if name == "torch compile"), None)
+            lines += ["", "| trainer | tokens/s | ms/step | MFU | zerotrain / this |", "| --- | --- | --- | --- | --- |"]
+            for name, t, ms in rows:
+                mfu = f"{t * flops_per_token / peak:.1%}" if peak else "?"
+                lines.append(f"| {name} | {t:.0f} | {ms:.1f} | {mfu} | {f'{zt / t:.2f}' if zt else '-'} |")
+            if base and zt:
+                lines += ["", f"zerotrain / torch.compile: {zt / base:.2f}x tokens/s"]
+            lines += ["", "Memory on the GPU (GiB): `zerotrain plan` (stage 0, 1 rank) against zerotrain's tracked bytes "
+                      "after the last step", "", "| category | plan | measured | measured / plan |",
+                      "| --- | --- | --- | --- |", *mem_rows]
+            pc.write_results(output, lines)
+
+        try:
+            records, log = pc.run_zerotrain([pc.zerotrain_bin()], sets, args.steps, os.path.join(tmp, "zt"))
+        except (SystemExit, subprocess.CalledProcessError, RuntimeError) as e:
+            # The PyTorch rows are still worth having when zerotrain fails.
+            records = []
+            notes.append("zerotrain failed: " + " / ".join(str(e).strip().splitlines()[-3:]))
+        if records:
+            tok = statistics.median(r["tokens_per_s"] for r in records[args.warmup:])
+            rows.append(("zerotrain", tok, args.batch * T / tok * 1e3))
+            last = records[-1]
+            plan = plan_bytes([s for s in sets if not s.startswith("data.")])
+            planned = sum(plan.get(k, 0) for k in ("model state", "buckets", "activations"))
+            tracked = {k[4:]: v for k, v in last.items() if k.startswith("mem_") and k != "mem_peak"}
+            for name, planned_key in (("params", "params"), ("grads", "grads"), ("optimizer", "optimizer"),
+                                      ("buckets", "buckets"), ("activations", "activations")):
+                got = tracked.get(name)
+                want = plan.get(planned_key)
+                ratio = f"{got / want:.3f}" if got is not None and want else "-"
+                mem_rows.append(f"| {name} | {gib(want)} | {gib(got)} | {ratio} |")
+            others = sum(v for k, v in tracked.items() if k not in ("params", "grads", "optimizer", "buckets", "activations"))
+            mem_rows.append(f"| other (workspace, staging, gathered) | - | {gib(others)} | - |")
+            mem_rows.append(f"| **peak** | {gib(planned)} | {gib(last.get('mem_peak'))} | "
+                            f"{last['mem_peak'] / planned:.3f} |" if planned and "mem_peak" in last else "| **peak** | - | - | - |")
+        write_table()
         tpy = torch_python()
         if not tpy:
             notes.append("torch rows left out: no Python with PyTorch and CUDA (ZT_TORCH_PYTHON)")
@@ -126,27 +154,15 @@ def main():
                                  capture_output=True, text=True)
             if out.returncode != 0:
                 notes.append(f"torch {mode} failed: {out.stderr.strip().splitlines()[-1:] or out.returncode}")
+                write_table()
                 continue
             r = json.loads(out.stdout.strip().splitlines()[-1])
             rows.append((f"torch {mode}", r["tokens_per_s"], r["ms_per_step"]))
             if r.get("max_mem_bytes"):
                 mem_rows.append(f"| peak, torch {mode} (max_memory_allocated) | - | {gib(r['max_mem_bytes'])} | - |")
-    lines = pc.header("GPT-2 124M, one GPU: zerotrain vs PyTorch eager vs torch.compile", [
-        f"device: {dev}; bf16 peak {peak / 1e12:.0f} TFLOP/s" if peak else f"device: {dev}; bf16 peak unknown",
-        f"batch {args.batch} x {T}, bf16; {args.steps} steps, medians after {args.warmup}",
-        f"FLOPs per token {flops_per_token:.3e} (6N + 12LTC, N = {n})", *notes])
-    base = next((t for name, t, _ in rows if name == "torch compile"), None)
-    lines += ["", "| trainer | tokens/s | ms/step | MFU | zerotrain / this |", "| --- | --- | --- | --- | --- |"]
-    for name, t, ms in rows:
-        mfu = f"{t * flops_per_token / peak:.1%}" if peak else "?"
-        lines.append(f"| {name} | {t:.0f} | {ms:.1f} | {mfu} | {rows[0][1] / t:.2f} |")
-    if base:
-        lines += ["", f"zerotrain / torch.compile: {rows[0][1] / base:.2f}x tokens/s"]
-    lines += ["", "Memory on the GPU (GiB): `zerotrain plan` (stage 0, 1 rank) against zerotrain's tracked bytes "
-              "after the last step", "", "| category | plan | measured | measured / plan |", "| --- | --- | --- | --- |",
-              *mem_rows]
-    pc.write_results(args.output or pc.ROOT / "bench" / "results" / "perf_gpu.md", lines)
-
+            write_table()
+        if not records:
+            sys.exit("zerotrain failed; the table has the PyTorch rows")
 
 if __name__ == "__main__":
     main()

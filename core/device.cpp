@@ -24,11 +24,17 @@ std::string Device::str() const { return is_cpu() ? "cpu" : fmt::format("cuda:{}
 
 int cuda_device_count() { return cuda_built() ? cuda_device_ops().device_count() : 0; }
 
+std::string cuda_unavailable_reason() {
+  if (!cuda_built()) return "this zerotrain was built without the CUDA backend";
+  return cuda_device_ops().no_device_reason();
+}
+
 void require_available(Device device) {
   if (device.is_cpu()) return;
   int count = cuda_device_ops().device_count();  // throws in a build without CUDA
   if (count == 0)
-    throw UserError(fmt::format("device {} was asked for, but no CUDA GPU is visible to this process", device.str()));
+    throw UserError(fmt::format("device {} was asked for, but no CUDA GPU is visible to this process ({})", device.str(),
+                                cuda_device_ops().no_device_reason()));
   if (device.index >= count)
     throw UserError(fmt::format("device {} was asked for, but only {} CUDA device(s) are visible (cuda:0..cuda:{})",
                                 device.str(), count, count - 1));

@@ -27,6 +27,9 @@ struct Device {
 bool cuda_built();
 // Number of usable CUDA devices: 0 without the CUDA backend, without a driver or without a GPU.
 int cuda_device_count();
+// Why cuda_device_count() is 0: no CUDA backend in this build, or the CUDA runtime's error (name
+// and text); empty when a GPU is visible. Tests print it when they skip their GPU cases.
+std::string cuda_unavailable_reason();
 // Throws zt::UserError naming the device and the reason when it cannot be used
 // (CUDA asked for in a CPU-only build, no GPU visible, ordinal out of range).
 void require_available(Device device);

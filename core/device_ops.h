@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "core/buffer.h"
 #include "core/device.h"
@@ -29,6 +30,9 @@ class DeviceOps {
 
   // Usable devices of this kind: 1 for the CPU; 0 without a driver or a GPU.
   virtual int device_count() = 0;
+  // Why device_count() is 0, as the driver said it (a driver older than the CUDA runtime reads
+  // differently from a machine without a GPU); empty when there are devices.
+  virtual std::string no_device_reason() { return {}; }
   // Makes device current on the calling thread; every thread that touches a GPU calls it first.
   virtual void activate(Device device) = 0;
   virtual DeviceMemoryInfo memory_info(Device device) = 0;

@@ -29,12 +29,27 @@ class CudaDeviceOps final : public DeviceOps {
  public:
   int device_count() override {
     int count = 0;
-    // No driver or no GPU is an answer (zero devices), not an error.
+    // No driver or no GPU is an answer (zero devices), not an error; no_device_reason() says which.
     if (cudaGetDeviceCount(&count) != cudaSuccess) {
       (void)cudaGetLastError();
       return 0;
     }
     return count;
+  }
+
+  std::string no_device_reason() override {
+    int count = 0;
+    const cudaError_t status = cudaGetDeviceCount(&count);
+    (void)cudaGetLastError();
+    if (status == cudaSuccess)
+      return count > 0 ? std::string() : "cudaGetDeviceCount found no device";
+    int runtime = 0, driver = 0;
+    (void)cudaRuntimeGetVersion(&runtime);
+    (void)cudaDriverGetVersion(&driver);
+    return fmt::format("cudaGetDeviceCount: {} ({}); CUDA runtime {}.{}, driver supports {}", cudaGetErrorString(status),
+                       cudaGetErrorName(status), runtime / 1000, runtime % 1000 / 10,
+                       driver == 0 ? std::string("no CUDA (no driver loaded)")
+                                   : fmt::format("CUDA {}.{}", driver / 1000, driver % 1000 / 10));
   }
 
   void activate(Device device) override { ZT_CUDA_CHECK(cudaSetDevice(device.index)); }

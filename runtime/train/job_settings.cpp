@@ -112,22 +112,28 @@ LrSchedule lr_schedule(const Config& config) {
   return s;
 }
 
-Device resolve_device(const Config& config, int local_rank, int local_size) {
-  Device device = Device::cpu();
-  if (config.train.device == "auto") {
-    int gpus = cuda_device_count();
-    if (gpus > 0) device = Device::cuda(local_rank % gpus);
-  } else if (config.train.device == "cuda") {
-    const int gpus = cuda_device_ops().device_count();  // throws in a build without CUDA
-    if (local_size > gpus)
+Device resolve_device_setting(const std::string& setting, int local_rank, int local_size, int visible_gpus) {
+  if (setting == "auto") return visible_gpus > 0 ? Device::cuda(local_rank % visible_gpus) : Device::cpu();
+  if (setting == "cuda") {
+    if (local_size > visible_gpus)
       throw UserError(fmt::format("train.device cuda gives each rank of a node its own GPU, but this node runs {} "
                                   "ranks and sees {} GPU(s); start at most {} rank(s) per node, or name one "
                                   "device (cuda:N) for ranks to share",
-                                  local_size, gpus, gpus));
-    device = Device::cuda(local_rank);
-  } else {
-    device = Device::parse(config.train.device);
+                                  local_size, visible_gpus, visible_gpus));
+    return Device::cuda(local_rank);
   }
+  const Device device = Device::parse(setting);
+  if (device.is_cuda() && device.index >= visible_gpus)
+    throw UserError(fmt::format("train.device {} was asked for, but this node sees {} GPU(s)", setting, visible_gpus));
+  return device;
+}
+
+Device resolve_device(const Config& config, int local_rank, int local_size) {
+  const std::string& setting = config.train.device;
+  // Naming a GPU in a build without CUDA is the one "built without CUDA" error (device_count throws).
+  const int gpus = setting.starts_with("cuda") ? cuda_device_ops().device_count() : cuda_device_count();
+  if (gpus == 0 && setting.starts_with("cuda")) require_available(Device::cuda(0));  // names the CUDA error
+  const Device device = resolve_device_setting(setting, local_rank, local_size, gpus);
   require_available(device);
   if (device.is_cpu() && config.precision.dtype != DType::f32)
     throw UserError(fmt::format("precision.dtype {} needs a CUDA device: the CPU path computes in fp32 "

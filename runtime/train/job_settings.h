@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "comm/comm_options.h"
 #include "models/model.h"
@@ -23,5 +24,9 @@ CommBackend comm_backend(const Config& config);
 // is visible, else cpu; cuda:N is that device for every rank of the node. Throws zt::UserError
 // when the device is unusable, or the precision needs a GPU.
 Device resolve_device(const Config& config, int local_rank, int local_size);
+// The rule itself, for a node that sees visible_gpus GPUs (no device is touched): what
+// resolve_device applies, and what the GPU kit's settings are checked against on machines without
+// a GPU.
+Device resolve_device_setting(const std::string& setting, int local_rank, int local_size, int visible_gpus);
 
 }  // namespace zt

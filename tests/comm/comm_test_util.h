@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/buffer.h"
+#include "tests/support/gpu_skip.h"
 
 namespace zt::test {
 
@@ -39,7 +40,7 @@ testing::AssertionResult same_values(const std::vector<float>& actual, const std
 Device test_device(bool gpu);
 #define ZT_SKIP_WITHOUT_GPU(gpu)                                                                   \
   do {                                                                                             \
-    if ((gpu) && ::zt::cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";         \
+    if (gpu) ZT_SKIP_WITHOUT_CUDA_DEVICE();                                                        \
   } while (0)
 
 }  // namespace zt::test

@@ -141,6 +141,14 @@ TEST(Device, CudaUnavailableIsAClearError) {
   } catch (const UserError& e) {
     std::string message = e.what();
     EXPECT_NE(message.find("cuda:0 was asked for"), std::string::npos) << message;
+    // The cause is named: the build, or the CUDA runtime's own error (a driver too old for the
+    // runtime must not read as "no GPU").
+    const std::string reason = cuda_unavailable_reason();
+    EXPECT_FALSE(reason.empty());
+    EXPECT_NE(message.find(cuda_built() ? reason : std::string("built without CUDA")), std::string::npos) << message;
+    if (cuda_built()) {
+      EXPECT_NE(reason.find("cudaGetDeviceCount"), std::string::npos) << reason;
+    }
   }
   EXPECT_NO_THROW(require_available(Device::cpu()));
 }

@@ -10,6 +10,7 @@
 
 #include "core/buffer.h"
 #include "core/device_ops.h"
+#include "tests/support/gpu_skip.h"
 #include "core/cpu_stream.h"
 #if ZT_HAVE_CUDA
 #include "core/cuda/cuda_stream.h"
@@ -160,7 +161,7 @@ TEST(CopyAsync, CopiesHostBuffersInStreamOrder) {
 
 #if ZT_HAVE_CUDA
 TEST(CudaStream, RoundTripThroughDeviceMemoryWithCrossStreamWait) {
-  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
+  ZT_SKIP_WITHOUT_CUDA_DEVICE();
   MemoryTracker tracker;
   Buffer host = Buffer::host(DType::f32, 1 << 20, MemCategory::workspace, Buffer::HostMemory::pinned, tracker);
   Buffer back = Buffer::host(DType::f32, 1 << 20, MemCategory::workspace, Buffer::HostMemory::pinned, tracker);

@@ -23,6 +23,25 @@ if python3 "$report" tests "$tmp/runs.tsv" "$tmp/tests.md" > /dev/null; then fai
 grep -q '| bin | 2 | .* | FAIL |' "$tmp/tests.md" || fail "the failed run is not marked FAIL: $(cat "$tmp/tests.md")"
 echo "ok: tests table ($passed passed, ${skipped:-0} skipped, as GoogleTest counted; a non-zero exit fails it)"
 
+# Every CUDA case skipped (here: no GPU) is "all skipped" on a machine without a GPU, and a failure
+# that names the skip reason when the kit saw a GPU (nvidia-smi) the CUDA runtime cannot use.
+"$test_bin" --gtest_filter='*Cuda*' > "$tmp/cuda.log" 2>&1 || fail "the CUDA cases failed: $(tail -20 "$tmp/cuda.log")"
+if grep -q '^\[  SKIPPED \]' "$tmp/cuda.log" && ! grep -q '^\[       OK \]' "$tmp/cuda.log"; then
+  printf 'bin\t1\t0\t%s\n' "$tmp/cuda.log" > "$tmp/runs.tsv"
+  python3 "$report" tests "$tmp/runs.tsv" "$tmp/tests.md" > /dev/null || fail "all-skipped without a GPU failed: $(cat "$tmp/tests.md")"
+  grep -q '| all skipped |' "$tmp/tests.md" || fail "not marked all skipped: $(cat "$tmp/tests.md")"
+  if python3 "$report" tests "$tmp/runs.tsv" "$tmp/tests.md" --gpu-visible > /dev/null; then
+    fail "every CUDA case skipped with a GPU visible was reported as a pass"
+  fi
+  grep -q '^FAIL: a GPU is visible but every CUDA case skipped; the reasons: .*no CUDA device visible' "$tmp/tests.md" ||
+    fail "the all-skipped failure does not name the reason: $(head -5 "$tmp/tests.md")"
+  echo "ok: every CUDA case skipped fails the table when a GPU is visible, and names the reason"
+elif grep -q '^\[       OK \]' "$tmp/cuda.log"; then
+  echo "note: a GPU is usable here, so the all-skipped check has nothing to skip"
+else
+  fail "$test_bin has no *Cuda* case to check the all-skipped rule with"
+fi
+
 # repro: two identical CPU runs are bitwise equal; other initial weights differ from the first step on.
 data=$tmp/data
 "$zerotrain" prepare-data --input "$root/README.md" --output "$data" --val-fraction 0.1 > /dev/null

@@ -9,7 +9,8 @@
 #      namespace with empty files and folders over them; root only, else step 2 is skipped with
 #      the reason) and an environment of only PATH=<kit>/bin LD_LIBRARY_PATH=<kit>/lib:
 #      every test binary starts and lists its cases, and the kit's mpirun starts 2 ranks of the
-#      kit's zerotrain that train 6 steps of configs/default.yaml on the CPU.
+#      kit's zerotrain that train 6 steps of configs/default.yaml on the CPU, and that the kit's
+#      zerotrain started without mpirun (Open MPI's singleton start) trains 3 steps on 1 rank.
 set -euo pipefail
 fail() { echo "FAIL (gpukit.self_contained): $*" >&2; exit 1; }
 # A command that fails outside fail() is named, so that no failure is silent.
@@ -102,6 +103,19 @@ grep -q 'loss' <<<"$log" || fail "no progress lines from rank 0:"$'\n'"$log"
 if grep -Eq '"loss":(null|"?nan|"?inf)' "$tmp/run/metrics.jsonl"; then fail "non-finite loss:"$'\n'"$(cat "$tmp/run/metrics.jsonl")"; fi
 grep -q ' on 2 rank(s)' <<<"$log" || fail "the job did not run on 2 ranks:"$'\n'"$log"
 echo "ok: the kit's mpirun started 2 ranks of the kit's zerotrain, which trained 6 steps on the CPU"
+
+# 1 rank started without mpirun (Open MPI's singleton start, which runs the kit's orted), as the
+# kit's perf part and its 1-rank repro runs start it. As root the kit's env.sh allows it the same way.
+root_ok=()
+[ "$(id -u)" -ne 0 ] || root_ok=(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1)
+log=$("${clean[@]}" "${root_ok[@]}" zerotrain train --config "$kit/configs/default.yaml" \
+  --set "data.train_files=$kit/data/fortunes/train_*.bin" --set "data.val_files=$kit/data/fortunes/val_*.bin" \
+  --set train.steps=3 --set train.eval_interval=0 --set checkpoint.interval=0 --set logging.log_interval=1 \
+  --set logging.run_dir="$tmp/run1" 2>&1 < /dev/null) || fail "zerotrain train without mpirun failed:"$'\n'"$log"
+steps=$(grep -c '"step_ms"' "$tmp/run1/metrics.jsonl" || true)
+[ "$steps" = 3 ] || fail "expected 3 steps in metrics.jsonl without mpirun, found $steps:"$'\n'"$log"
+grep -q ' on 1 rank(s)' <<<"$log" || fail "the job without mpirun did not run on 1 rank:"$'\n'"$log"
+echo "ok: the kit's zerotrain started without mpirun trained 3 steps on 1 rank"
 EOF
 
 if [ "$(id -u)" -eq 0 ] && unshare -m true 2>/dev/null; then

@@ -26,6 +26,7 @@
 #include "models/ops.h"
 #include "core/error.h"
 #include "core/device.h"
+#include "tests/support/gpu_skip.h"
 #if ZT_HAVE_CUDA
 #include <cuda_runtime.h>
 #endif
@@ -44,7 +45,7 @@ class CudaVsCpu : public ::testing::TestWithParam<DType> {
   };
 
   void SetUp() override {
-    if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
+    ZT_SKIP_WITHOUT_CUDA_DEVICE();
     dt_ = GetParam();
     gpu_ = ComputeContext::cuda(0, dt_, /*allow_tf32=*/false);  // compared with the fp32 CPU reference
     cpu_ = ComputeContext::cpu();

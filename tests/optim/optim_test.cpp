@@ -16,6 +16,7 @@
 #include "core/cuda/cuda_stream.h"
 #include "core/device.h"
 #include "core/device_ops.h"
+#include "tests/support/gpu_skip.h"
 #endif
 
 namespace zt {
@@ -187,7 +188,7 @@ std::vector<float> to_host(const Buffer& b) {
 }
 
 TEST(AdamWCuda, MatchesTheHostUpdate) {
-  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
+  ZT_SKIP_WITHOUT_CUDA_DEVICE();
   const std::size_t n = 100003;
   std::vector<float> master = random_values(n, 7, 1.0f), m(n), v(n), grad = random_values(n, 8, 2.0f);
   MemoryTracker tracker;
@@ -209,7 +210,7 @@ TEST(AdamWCuda, MatchesTheHostUpdate) {
 }
 
 TEST(StepStatsCuda, MatchTheHostAndRepeatBitwise) {
-  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
+  ZT_SKIP_WITHOUT_CUDA_DEVICE();
   const std::size_t n = (1 << 20) + 17;
   std::vector<float> grad = random_values(n, 3, 1.0f);
   MemoryTracker tracker;

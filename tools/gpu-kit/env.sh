@@ -12,11 +12,18 @@ kit_env_problems=()
 # kill ldconfig with SIGPIPE mid-write, a failure under pipefail.
 ld_cache=$({ command -v ldconfig >/dev/null && ldconfig -p || /sbin/ldconfig -p; } 2>/dev/null || true)
 ldcache() { printf '%s\n' "$ld_cache"; }
-# Every part needs a GPU; without one they would only report skips.
-nvidia-smi -L >/dev/null 2>&1 || kit_env_problems+=("no NVIDIA GPU visible (nvidia-smi -L failed or is missing)")
-
 kit_field() { sed -n "s/^$1: //p" "$kit/KIT.txt"; }
 version_lt() { [ "$1" != "$2" ] && [ "$(printf '%s\n%s\n' "$1" "$2" | sort -V | sed -n 1p)" = "$1" ]; }
+
+# Every part needs a GPU; without one they would only report skips.
+nvidia-smi -L >/dev/null 2>&1 || kit_env_problems+=("no NVIDIA GPU visible (nvidia-smi -L failed or is missing)")
+# A driver older than the kit's CUDA major version makes every CUDA call fail (the tests would all
+# skip); a newer minor version of the same major runs through CUDA's minor version compatibility.
+cuda_kit=$(kit_field cuda | grep -o '[0-9]*\.[0-9]*' | sed -n 1p)
+cuda_driver=$(nvidia-smi 2>/dev/null | grep -o 'CUDA Version: *[0-9.]*' | grep -o '[0-9][0-9.]*' | sed -n 1p)
+if [ -n "$cuda_kit" ] && [ -n "$cuda_driver" ] && [ "${cuda_driver%%.*}" -lt "${cuda_kit%%.*}" ]; then
+  kit_env_problems+=("the driver supports CUDA $cuda_driver and the kit was built with CUDA $cuda_kit: a driver for CUDA ${cuda_kit%%.*}.x is needed")
+fi
 
 # glibc cannot be carried (the loader and libc must match); the machine's must be at least ours.
 glibc_needed=$(kit_field glibc_needed)

@@ -2,7 +2,9 @@
 """Markdown tables for the GPU kit's parts (run.sh), from the logs and metrics.jsonl files they
 leave. Standard library only: it runs with whatever python3 the GPU machine has.
 
-  report.py tests RUNS.tsv OUT.md         RUNS.tsv: label, ranks, exit status, log (one run a line)
+  report.py tests RUNS.tsv OUT.md [--gpu-visible]
+                                          RUNS.tsv: label, ranks, exit status, log (one run a line);
+                                          --gpu-visible: a GPU is there, so all-skipped is a failure
   report.py stages RUNS.tsv OUT.md        RUNS.tsv: stage, ranks, exit, cpu run dir, gpu run dir
   report.py sanitizer RUNS.tsv OUT.md     RUNS.tsv: tool, ranks, exit status, log
   report.py overlap WARMUP OUT.md LABEL=RUN_DIR...
@@ -44,9 +46,10 @@ def gtest_cases(log_text):
     return cases
 
 
-def tests(runs_tsv, out):
+def tests(runs_tsv, out, *flags):
+    gpu_visible = "--gpu-visible" in flags
     rows, failures, totals = [], 0, {"OK": 0, "FAILED": 0, "SKIPPED": 0}
-    detail = []
+    detail, reasons = [], set()
     for label, ranks, status, log in read_tsv(runs_tsv):
         text = Path(log).read_text(errors="replace") if Path(log).exists() else ""
         cases = gtest_cases(text)
@@ -65,21 +68,28 @@ def tests(runs_tsv, out):
         failures += verdict in ("FAIL", "TIMEOUT")
         rows.append(f"| {label} | {ranks} | {count['OK']} | {count['FAILED']} | {count['SKIPPED']} | {verdict} | `{Path(log).name}` |")
         for name, result, ms, reason in cases:
+            if result == "SKIPPED":
+                reasons.add(reason or "(no reason given)")
             if result != "OK":
                 detail.append(f"| {label} | {ranks} | {name} | {result} | {reason} |")
         if not cases and status != "0":
             tail = " ".join(text.strip().splitlines()[-3:])[-300:].replace("|", "\\|")
             detail.append(f"| {label} | {ranks} | (no case ran) | exit {status} | {tail} |")
+    # A GPU the CUDA runtime cannot use (a driver older than the kit's CUDA, say) makes every case
+    # skip; with a GPU visible that is a failure, not a pass with nothing run.
+    all_skipped = gpu_visible and totals["OK"] == 0 and totals["SKIPPED"] > 0
     lines = ["## CUDA tests", "",
              f"{totals['OK']} passed, {totals['FAILED']} failed, {totals['SKIPPED']} skipped; "
              f"{failures} of {len(rows)} runs failed.", "",
+             *([f"FAIL: a GPU is visible but every CUDA case skipped; the reasons: {'; '.join(sorted(reasons))[:600]}", ""]
+               if all_skipped else []),
              "| run | ranks | passed | failed | skipped | result | log |", "| --- | --- | --- | --- | --- | --- | --- |",
              *rows]
     if detail:
         lines += ["", "Cases that did not pass:", "", "| run | ranks | case | result | reason / last output |",
                   "| --- | --- | --- | --- | --- |", *detail]
     write(out, lines)
-    return 1 if failures else 0
+    return 1 if failures or all_skipped else 0
 
 
 def metrics(run_dir):
