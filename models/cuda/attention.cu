@@ -40,12 +40,12 @@ __global__ void causal_softmax_backward_kernel(S* datt, const S* att, int rows, 
 }
 
 template <typename S> void launch_forward(void* att, int rows, int T, cudaStream_t s) {
-  unsigned blocks = std::max(1, (rows + kWarpsPerBlock - 1) / kWarpsPerBlock);
+  const unsigned blocks = row_blocks(rows, kWarpsPerBlock);
   causal_softmax_forward_kernel<S><<<blocks, kWarpsPerBlock * 32, 0, s>>>(static_cast<S*>(att), rows, T);
 }
 
 template <typename S> void launch_backward(void* datt, const void* att, int rows, int T, cudaStream_t s) {
-  unsigned blocks = std::max(1, (rows + kWarpsPerBlock - 1) / kWarpsPerBlock);
+  const unsigned blocks = row_blocks(rows, kWarpsPerBlock);
   causal_softmax_backward_kernel<S><<<blocks, kWarpsPerBlock * 32, 0, s>>>(static_cast<S*>(datt),
                                                                            static_cast<const S*>(att), rows, T);
 }

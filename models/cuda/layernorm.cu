@@ -91,7 +91,7 @@ __global__ void layernorm_backward_finish_kernel(S* dweight, S* dbias, const flo
 template <typename S>
 void launch_forward(void* out, float* mean, float* rstd, const void* inp, const void* weight, const void* bias, int N,
                     int C, cudaStream_t s) {
-  unsigned blocks = std::max(1, (N + kWarpsPerBlock - 1) / kWarpsPerBlock);
+  const unsigned blocks = row_blocks(N, kWarpsPerBlock);
   layernorm_forward_kernel<S><<<blocks, kWarpsPerBlock * 32, 0, s>>>(static_cast<S*>(out), mean, rstd,
                                                                     static_cast<const S*>(inp),
                                                                     static_cast<const S*>(weight),
@@ -101,12 +101,12 @@ void launch_forward(void* out, float* mean, float* rstd, const void* inp, const 
 template <typename S>
 void launch_backward(void* dinp, void* dweight, void* dbias, const void* dout, const void* inp, const void* weight,
                      const float* mean, const float* rstd, float* scratch, int N, int C, cudaStream_t s) {
-  unsigned blocks = std::max(1, (N + kWarpsPerBlock - 1) / kWarpsPerBlock);
+  const unsigned blocks = row_blocks(N, kWarpsPerBlock);
   layernorm_backward_input_kernel<S><<<blocks, kWarpsPerBlock * 32, 0, s>>>(
       static_cast<S*>(dinp), static_cast<const S*>(dout), static_cast<const S*>(inp), static_cast<const S*>(weight),
       mean, rstd, N, C);
   int chunks = (N + kRowsPerChunk - 1) / kRowsPerChunk;
-  dim3 grid((C + 255) / 256, chunk_grid_y(chunks));
+  dim3 grid(blocks_for(C, 256), chunk_grid_y(chunks));
   layernorm_backward_partial_kernel<S><<<grid, 256, 0, s>>>(scratch, static_cast<const S*>(dout),
                                                             static_cast<const S*>(inp), mean, rstd, N, C);
   layernorm_backward_finish_kernel<S><<<(C + 255) / 256, 256, 0, s>>>(static_cast<S*>(dweight),

@@ -59,15 +59,18 @@ __global__ void rmsnorm_backward_input_kernel(S* dinp, const S* dout, const S* i
 template <typename S>
 __global__ void rmsnorm_backward_partial_kernel(float* partial, const S* dout, const S* inp, const float* rstd,
                                                 int rows, int C, RowMap map) {
-  int c = blockIdx.x * blockDim.x + threadIdx.x, chunk = blockIdx.y;
+  int c = blockIdx.x * blockDim.x + threadIdx.x;
   if (c >= C) return;
-  int end = min(rows, (chunk + 1) * kRowsPerChunk);
-  float dw = 0.0f;
-  for (int r = chunk * kRowsPerChunk; r < end; ++r) {
-    std::size_t i = map.offset(r, C) + c;
-    dw += load(dout + i) * load(inp + i) * rstd[r];
+  const int chunks = (rows + kRowsPerChunk - 1) / kRowsPerChunk;
+  for (int chunk = blockIdx.y; chunk < chunks; chunk += gridDim.y) {
+    int end = min(rows, (chunk + 1) * kRowsPerChunk);
+    float dw = 0.0f;
+    for (int r = chunk * kRowsPerChunk; r < end; ++r) {
+      std::size_t i = map.offset(r, C) + c;
+      dw += load(dout + i) * load(inp + i) * rstd[r];
+    }
+    partial[static_cast<std::size_t>(chunk) * C + c] = dw;
   }
-  partial[static_cast<std::size_t>(chunk) * C + c] = dw;
 }
 
 template <typename S>
@@ -86,7 +89,7 @@ RowMap row_map(int group, std::size_t stride, int C) {
 template <typename S>
 void launch_forward(void* out, float* rstd, const void* inp, const void* weight, int rows, int C, float eps, int group,
                     std::size_t stride, cudaStream_t s) {
-  unsigned blocks = (rows + kWarpsPerBlock - 1) / kWarpsPerBlock;
+  const unsigned blocks = row_blocks(rows, kWarpsPerBlock);
   rmsnorm_forward_kernel<S><<<blocks, kWarpsPerBlock * 32, 0, s>>>(static_cast<S*>(out), rstd,
                                                                   static_cast<const S*>(inp),
                                                                   static_cast<const S*>(weight), rows, C, eps,
@@ -100,11 +103,11 @@ void launch_backward(void* dinp, void* dweight, const void* dout, const void* in
   const RowMap map = row_map(group, stride, C);
   // The weight gradient first: with dinp aliasing dout the input pass overwrites dout.
   int chunks = (rows + kRowsPerChunk - 1) / kRowsPerChunk;
-  dim3 grid((C + 255) / 256, chunks);
+  dim3 grid(blocks_for(C, 256), chunk_grid_y(chunks));
   rmsnorm_backward_partial_kernel<S><<<grid, 256, 0, s>>>(scratch, static_cast<const S*>(dout),
                                                           static_cast<const S*>(inp), rstd, rows, C, map);
-  rmsnorm_backward_finish_kernel<S><<<(C + 255) / 256, 256, 0, s>>>(static_cast<S*>(dweight), scratch, chunks, C);
-  unsigned blocks = (rows + kWarpsPerBlock - 1) / kWarpsPerBlock;
+  rmsnorm_backward_finish_kernel<S><<<blocks_for(C, 256), 256, 0, s>>>(static_cast<S*>(dweight), scratch, chunks, C);
+  const unsigned blocks = row_blocks(rows, kWarpsPerBlock);
   rmsnorm_backward_input_kernel<S><<<blocks, kWarpsPerBlock * 32, 0, s>>>(
       static_cast<S*>(dinp), static_cast<const S*>(dout), static_cast<const S*>(inp), static_cast<const S*>(weight),
       rstd, rows, C, map, accumulate);

@@ -13,6 +13,7 @@
 
 #include "core/cuda/cuda_check.h"
 #include "core/dtype.h"
+#include "models/cuda/launch_grid.h"
 
 namespace zt::models::cuda {
 
@@ -35,9 +36,6 @@ __device__ __forceinline__ float warp_max(float v) {
 
 // At least one block, so that an empty tensor is a launch that does nothing rather than an
 // invalid configuration; kernels guard their index.
-inline unsigned blocks_for(std::size_t n, unsigned threads) {
-  return static_cast<unsigned>(n == 0 ? 1 : (n + threads - 1) / threads);
-}
 
 inline void check_launch() { ZT_CUDA_CHECK(cudaGetLastError()); }
 
@@ -54,8 +52,3 @@ inline void check_launch() { ZT_CUDA_CHECK(cudaGetLastError()); }
     ::zt::models::cuda::check_launch();                                                \
   } while (0)
 
-namespace zt::models::cuda {
-// gridDim.y is at most 65535: a column reduction over more row chunks than that gives each block
-// several chunks, striding by gridDim.y (tensors of more than 4.2 M rows).
-inline unsigned chunk_grid_y(int chunks) { return static_cast<unsigned>(std::clamp(chunks, 1, 65535)); }
-}  // namespace zt::models::cuda
