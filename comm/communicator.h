@@ -74,6 +74,17 @@ class Communicator {
   // (the MPI comm thread); 0 where no host thread runs them (NCCL). Sampled around a step, it shows
   // what communication costs the compute thread on a rank with few cores.
   virtual double cpu_time_ms() const { return 0.0; }
+  // Sizes this backend's host workspaces (staging for GPU buffers, the reduce-scatter ring's
+  // partial sums) for a collective of `kind` over `numel` elements of `dtype` (the larger side:
+  // all-reduce's buffer, reduce-scatter's input, all-gather's output), so that collectives up to
+  // that size never grow them mid-step on the comm thread, where freeing and allocating pinned
+  // memory synchronises the GPU. Ordered on the comm stream, and returns when it is done. The
+  // engine calls it at start-up for its largest collectives.
+  virtual void reserve_workspace(CollectiveKind kind, DType dtype, std::size_t numel) {
+    (void)kind, (void)dtype, (void)numel;
+  }
+  // Bytes those workspaces hold (0 for a backend without them). Read it between collectives.
+  virtual std::size_t workspace_bytes() const { return 0; }
   // Sequence number the next collective will get.
   std::uint64_t next_sequence() const;
 

@@ -15,6 +15,8 @@ class HostWorkspace {
   explicit HostWorkspace(Buffer::HostMemory memory) : memory_(memory) {}
   // A view of numel elements of dtype; invalidated by the next call that needs to grow.
   BufferView get(DType dtype, std::size_t numel);
+  // Grows the memory to at least `bytes` now (start-up), so that get() up to that size never does.
+  void reserve(std::size_t bytes);
   std::size_t capacity_bytes() const { return buffer_.bytes(); }
 
  private:

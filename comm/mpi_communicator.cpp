@@ -147,6 +147,24 @@ void MpiCommunicator::run(const Collective& c) {
     run_on_host_memory(c.desc.kind, c.desc.op, c.in[t], c.out[t], c.in_place, c.desc.root);
 }
 
+void MpiCommunicator::reserve_workspace(CollectiveKind kind, DType dtype, std::size_t numel) {
+  const std::size_t p = static_cast<std::size_t>(world_size()), size = dtype_size(dtype);
+  // What run_staged and ring_reduce_scatter take for such a collective; an average is the
+  // operation staged in the most cases.
+  CollectiveDesc desc;
+  desc.kind = kind, desc.dtype = dtype, desc.op = ReduceOp::avg, desc.count = numel;
+  std::size_t staging = 0, scratch = 0;
+  if (device_.is_cuda() && !passes_device_buffers_directly(desc))
+    staging = kind == CollectiveKind::reduce_scatter ? numel + numel / p : numel;
+  // The ring's partial sums: two chunks from 3 ranks on; on 2 ranks one, used only in place.
+  if (kind == CollectiveKind::reduce_scatter && p > 1) scratch = (p > 2 ? 2 : 1) * (numel / p);
+  stream_.enqueue([this, staging_bytes = staging * size, scratch_bytes = scratch * size] {
+    staging_.reserve(staging_bytes);
+    scratch_.reserve(scratch_bytes);
+  });
+  stream_.synchronize();
+}
+
 void MpiCommunicator::run_staged(const Collective& c) {
   const std::size_t r = static_cast<std::size_t>(rank());
   for (std::size_t t = 0; t < c.in.size(); ++t) {

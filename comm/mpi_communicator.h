@@ -35,6 +35,8 @@ class MpiCommunicator final : public Communicator {
   Stream& comm_stream() override { return stream_; }
   double cpu_time_ms() const override { return stream_.worker_cpu_time_ms(); }
   std::unique_ptr<Communicator> split(int color, int key, std::string name) override;
+  void reserve_workspace(CollectiveKind kind, DType dtype, std::size_t numel) override;
+  std::size_t workspace_bytes() const override { return staging_.capacity_bytes() + scratch_.capacity_bytes(); }
 
   // GPU buffers go to MPI without host staging (CUDA-aware MPI, no host arithmetic needed).
   bool passes_device_buffers_directly(const CollectiveDesc& desc) const;

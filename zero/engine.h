@@ -101,7 +101,12 @@ class ZeroEngine {
   void load_state(ShardSource& source, std::int64_t optimizer_steps, const LossScaler::State& loss_scaler);
 
  private:
-  models::BlockParams block_params(std::size_t block, const std::vector<BufferView>& gathered) const;
+  // The parameters a pass over `block` reads: its own (unless `own` is false: a backward that never
+  // reads them) and those of the block it is tied to; at stage 3 the views are `gathered`, in the
+  // order of the gatherer's step.
+  models::BlockParams block_params(std::size_t block, const std::vector<BufferView>& gathered, bool own = true) const;
+  // The blocks whose parameters the forward (or the backward) of block b reads.
+  std::vector<std::size_t> blocks_read(std::size_t b, bool backward) const;
   void forward_backward(models::Activations& acts, bool boundary);
   void forward_pass(models::Activations& acts, bool backward_follows);
   void accumulate_micro_batch_grads();
@@ -114,6 +119,8 @@ class ZeroEngine {
   double collective_ms(std::vector<Work>& works);
   // The reducer of plan_'s buckets, with the bucket buffers the options allow.
   std::unique_ptr<GradientReducer> make_reducer();
+  // The communicator's workspaces sized for this plan's largest bucket and gather, at start-up.
+  void reserve_comm_workspace();
   // reduce_bucket_size: auto — measures, picks the size and re-cuts the buckets (bucket_autotune.h).
   void choose_bucket_size_now();
 

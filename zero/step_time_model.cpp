@@ -72,6 +72,10 @@ void check(const StepTimeInputs& in) {
       throw std::invalid_argument("predict_step_time: a bucket names a block the model does not have");
   if (in.stage > 0 && in.block_gather_bytes.size() != in.block_compute_share.size())
     throw std::invalid_argument("predict_step_time: one gather size per block is needed at stages 1-3");
+  const std::size_t blocks = in.block_compute_share.size();
+  if ((!in.block_tied_gather_bytes.empty() && in.block_tied_gather_bytes.size() != blocks) ||
+      (!in.block_backward_reads_params.empty() && in.block_backward_reads_params.size() != blocks))
+    throw std::invalid_argument("predict_step_time: tied gathers and backward reads are per block, or not given");
 }
 
 }  // namespace
@@ -107,18 +111,27 @@ StepTimePrediction predict_step_time(const StepTimeInputs& in) {
 
   StepTimePrediction p;
   p.compute_s = g * in.micro_batch_compute_s;
-  const double e_fwd = forward_exposed(w, t_fwd, gather);
   if (in.stage < 3) {
+    const double e_fwd = forward_exposed(w, t_fwd, gather);
     const double e_bwd = backward_exposed(w, t_bwd, {}, reduce, in.bucket_ready_block);
     p.comm_s = reductions * r + a + statistics;
     p.exposed_s = reductions * e_bwd + (in.stage > 0 ? e_fwd : 0.0) + statistics;
   } else {
-    // The last block stays gathered from the end of forward into the start of backward, which
+    // A block tied to another gathers that one too (again: it was freed after its own forward).
+    std::vector<double> forward_gather = gather;
+    for (std::size_t b = 0; b < in.block_tied_gather_bytes.size(); ++b)
+      forward_gather[b] += all_gather_seconds(in.block_tied_gather_bytes[b], n, in.link);
+    // Backward gathers the blocks whose backward reads their parameters; the last block (and the
+    // block tied to it) stays gathered from the end of forward into the start of backward, which
     // runs it first (ParamGatherer keeps what the next step needs).
     std::vector<double> backward_gather = gather;
+    for (std::size_t b = 0; b < in.block_backward_reads_params.size(); ++b)
+      if (!in.block_backward_reads_params[b]) backward_gather[b] = 0.0;
     backward_gather.back() = 0.0;
-    p.comm_s = reductions * r + g * (a + sum(backward_gather)) + statistics;
-    p.exposed_s = g * (e_fwd + backward_exposed(w, t_bwd, backward_gather, reduce, in.bucket_ready_block)) + statistics;
+    p.comm_s = reductions * r + g * (sum(forward_gather) + sum(backward_gather)) + statistics;
+    p.exposed_s = g * (forward_exposed(w, t_fwd, forward_gather) +
+                       backward_exposed(w, t_bwd, backward_gather, reduce, in.bucket_ready_block)) +
+                  statistics;
   }
   p.step_s = p.compute_s + p.exposed_s;
   p.step_without_overlap_s = p.compute_s + p.comm_s;
@@ -158,6 +171,12 @@ StepTimeInputs step_time_inputs(const models::Model& model, const ZeroOptions& o
   if (options.stage > 0)
     for (std::size_t b = 0; b < blocks; ++b)
       in.block_gather_bytes.push_back(static_cast<double>(plan.block(b).padded_numel) * compute_size);
+  if (options.stage == 3)
+    for (std::size_t b = 0; b < blocks; ++b) {
+      const auto tied = model.block(b).tied_block();
+      in.block_tied_gather_bytes.push_back(tied ? in.block_gather_bytes[*tied] : 0.0);
+      in.block_backward_reads_params.push_back(model.block(b).backward_reads_params());
+    }
   return in;
 }
 

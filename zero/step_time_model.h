@@ -77,6 +77,11 @@ struct StepTimeInputs {
   std::vector<double> bucket_comm_bytes;       // s_k, launch order
   std::vector<std::size_t> bucket_ready_block;  // b_k
   std::vector<double> block_gather_bytes;      // p_b (stages 1-3)
+  // Stage 3 only; empty means none / every block. Bytes a block's forward gathers again for the
+  // block it is tied to (GPT-2's LM head re-gathers the embedding), and whether a block's backward
+  // reads its own parameters (the embeddings' do not: no gather).
+  std::vector<double> block_tied_gather_bytes;
+  std::vector<bool> block_backward_reads_params;
   LinkModel link;
 };
 

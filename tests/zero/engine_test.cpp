@@ -20,6 +20,7 @@
 #include "models/mlp.h"
 #include "zero/engine.h"
 #include "zero/memory_plan.h"
+#include "zero/timeline.h"
 
 namespace zt {
 namespace {
@@ -374,6 +375,65 @@ TEST_F(EngineTest, ASkippedStepLeavesParametersUnchanged) {
   RunResult initial = run(job, *world_, job.B * N, t2);
   EXPECT_TRUE(skipped.stats[0].skipped);
   EXPECT_EQ(skipped.params, initial.params);
+}
+
+TEST_F(EngineTest, StageThreeGathersABlockOnlyForThePassesThatReadIt) {
+  // GPT-2: the embedding (block 0) is read by its own forward and by the tied LM head's forward
+  // and backward; its own backward scatters the output gradient and reads no parameter. With
+  // nothing persistent, one step gathers the embedding twice (for its forward, and for the head,
+  // which keeps it from its forward into its backward), each transformer block twice (forward and
+  // backward) and the head once.
+  auto model = make_model(ModelKind::gpt2);
+  auto ctx = models::ComputeContext::cpu(1);
+  ZeroOptions o = base_options(3, true);
+  o.stage3_param_persistence_threshold = 0;
+  o.gradient_accumulation_steps = 1;
+  MemoryTracker tracker;
+  const int B = 2, T = 8;
+  ZeroEngine engine(*model, *ctx, *world_, o, B, T, tracker);
+  engine.init_parameters(7);
+  GlobalBatches batches(ModelKind::gpt2, *model, B * world_->world_size(), T);
+  trace::Timeline timeline(world_->rank());
+  timeline.begin_step(0, ctx->stream());
+  engine.set_timeline(&timeline);
+  engine.train_step([&](models::Activations& acts, int micro) { batches.load(acts, 0, micro, world_->rank() * B, B); },
+                    o.adamw.lr);
+  engine.set_timeline(nullptr);
+  timeline.end_step();
+  const std::size_t n = model->num_blocks();
+  std::vector<int> gathers(n, 0);
+  for (const trace::Span& span : timeline.resolve())
+    if (span.name.starts_with("all_gather block ")) ++gathers.at(span.args.at("block").get<std::size_t>());
+  ASSERT_FALSE(model->block(0).backward_reads_params());
+  EXPECT_EQ(gathers[0], 2) << "the embedding";
+  for (std::size_t b = 1; b + 1 < n; ++b) EXPECT_EQ(gathers[b], 2) << model->block(b).name();
+  EXPECT_EQ(gathers[n - 1], 1) << "the LM head";
+}
+
+TEST_F(EngineTest, TheCommWorkspaceIsSizedAtStartUpAndNeverGrowsInAStep) {
+  // The ring's partial sums (3 ranks and more) and, on a GPU, the staging of device buffers: sized
+  // from the plan when the engine is built, so no collective grows them on the comm thread.
+  for (int stage = 0; stage <= 3; ++stage) {
+    Job job;
+    job.kind = ModelKind::gpt2;
+    job.T = 8;
+    job.options = base_options(stage, true);
+    auto model = make_model(job.kind);
+    auto ctx = models::ComputeContext::cpu(1);
+    MemoryTracker tracker;
+    ZeroEngine engine(*model, *ctx, *world_, job.options, job.B, job.T, tracker);
+    engine.init_parameters(7);
+    const std::size_t reserved = world_->workspace_bytes();
+    if (stage > 0 && world_->world_size() > 1) {
+      EXPECT_GT(reserved, 0u) << "stage " << stage;
+    }
+    GlobalBatches batches(job.kind, *model, job.B * world_->world_size(), job.T);
+    for (int step = 0; step < 2; ++step)
+      engine.train_step(
+          [&](models::Activations& acts, int micro) { batches.load(acts, step, micro, world_->rank() * job.B, job.B); },
+          job.options.adamw.lr);
+    EXPECT_EQ(world_->workspace_bytes(), reserved) << "stage " << stage << ": the workspace grew during a step";
+  }
 }
 
 TEST_F(EngineTest, ReportsCommunicationAndItsExposedPart) {

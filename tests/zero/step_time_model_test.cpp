@@ -139,6 +139,19 @@ TEST(StepTimeModel, StageThreeGathersInEveryForwardAndBackward) {
   EXPECT_DOUBLE_EQ(p.step_without_overlap_s, 14.0);
 }
 
+TEST(StepTimeModel, StageThreeRegathersTiedBlocksAndSkipsBackwardsThatReadNoParameters) {
+  // Block 2 tied to block 0 (GPT-2's head and embedding), block 0's backward reads nothing.
+  StepTimeInputs in = three_blocks(3);
+  in.block_tied_gather_bytes = {0.0, 0.0, 1000.0};
+  in.block_backward_reads_params = {false, true, true};
+  const StepTimePrediction p = predict_step_time(in);
+  // Reductions 1.5 s; forward gathers 0.5 s a block plus block 0 again with block 2 (2 s); backward
+  // gathers block 1 only (block 2 and block 0 stay from forward; block 0's backward needs nothing).
+  EXPECT_DOUBLE_EQ(p.comm_s, 1.5 + 2.0 + 0.5);
+  in.block_backward_reads_params = {true, true};
+  EXPECT_THROW(predict_step_time(in), std::invalid_argument);
+}
+
 TEST(StepTimeModel, LatencyTermsPerCollectiveAndTheStatisticsAllReduce) {
   // Empty buckets on 4 ranks and no compute: only the latency terms, nothing hidden.
   for (int stage = 0; stage <= 2; ++stage) {
