@@ -41,6 +41,7 @@ class CpuDeviceOps final : public DeviceOps {
  public:
   int device_count() override { return 1; }
   void activate(Device) override {}
+  std::string device_name(Device) override { return "cpu"; }
 
   DeviceMemoryInfo memory_info(Device) override {
     DeviceMemoryInfo info;

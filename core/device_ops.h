@@ -33,6 +33,8 @@ class DeviceOps {
   // Why device_count() is 0, as the driver said it (a driver older than the CUDA runtime reads
   // differently from a machine without a GPU); empty when there are devices.
   virtual std::string no_device_reason() { return {}; }
+  // The device's name as its driver reports it ("NVIDIA H100 80GB HBM3"); "cpu" for the host.
+  virtual std::string device_name(Device device) = 0;
   // Makes device current on the calling thread; every thread that touches a GPU calls it first.
   virtual void activate(Device device) = 0;
   virtual DeviceMemoryInfo memory_info(Device device) = 0;

@@ -15,7 +15,8 @@ namespace zt::models::flops {
 double linear(double tokens, double in, double out);  // forward + backward
 double attention(double B, double T, double C);       // forward + backward, one layer
 
-// GPT-2 step (forward + backward) for a micro batch; what Model::flops_per_step returns for it.
+// GPT-2 step (forward + backward) for a micro batch; what Model::flops_per_step returns for it
+// when vocab_size is the padded vocabulary (the LM head's product is that wide).
 double gpt2_step(int n_layer, int n_embd, int vocab_size, int B, int T);
 
 }  // namespace zt::models::flops

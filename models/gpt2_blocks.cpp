@@ -181,7 +181,8 @@ void GPT2HeadBlock::backward(ComputeContext& ctx, const BlockParams& p, const Bl
 }
 
 double GPT2HeadBlock::flops(int B, int T) const {
-  return flops::linear(static_cast<double>(B) * T, c_.n_embd, c_.vocab_size);
+  // The product the head computes is Vp wide: the padding's logits are computed, then ignored.
+  return flops::linear(static_cast<double>(B) * T, c_.n_embd, c_.padded_vocab_size);
 }
 
 }  // namespace zt::models

@@ -54,6 +54,12 @@ class CudaDeviceOps final : public DeviceOps {
 
   void activate(Device device) override { ZT_CUDA_CHECK(cudaSetDevice(device.index)); }
 
+  std::string device_name(Device device) override {
+    cudaDeviceProp properties{};
+    ZT_CUDA_CHECK(cudaGetDeviceProperties(&properties, device.index));
+    return properties.name;
+  }
+
   DeviceMemoryInfo memory_info(Device device) override {
     activate(device);
     std::size_t free = 0, total = 0;

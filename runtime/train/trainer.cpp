@@ -23,6 +23,7 @@
 #include "core/log.h"
 #include "core/safe_file.h"
 #include "runtime/train/cpu_threads.h"
+#include "runtime/train/gpu_peak.h"
 #include "runtime/train/job_settings.h"
 #include "runtime/train/memory_check.h"
 #include "zero/memory_plan.h"
@@ -156,7 +157,17 @@ Trainer::Trainer(const Config& config, MPI_Comm job) : config_(config), schedule
   const double accumulation = static_cast<double>(config.train.gradient_accumulation_steps);
   tokens_per_step_ = static_cast<double>(micro_batch_) * seq_len_ * accumulation * world;
   flops_per_step_ = model_->flops_per_step(micro_batch_, seq_len_) * accumulation * world;
-  if (device.is_cpu()) peak_flops_per_s_ = cpu_peak_gflops(config, micro_batch_, seq_len_) * 1e9 * world;
+  if (device.is_cpu()) {
+    peak_flops_per_s_ = cpu_peak_gflops(config, micro_batch_, seq_len_) * 1e9 * world;
+  } else {
+    const std::string gpu = device_ops(device).device_name(device);
+    peak_flops_per_s_ = gpu_peak_flops(gpu, config.precision.dtype) * world;
+    if (peak_flops_per_s_ > 0)
+      log::debug("MFU against {}'s dense {} peak, {:.0f} TFLOP/s per rank", gpu, dtype_name(config.precision.dtype),
+                 peak_flops_per_s_ / world / 1e12);
+    else
+      log::info("no MFU: {} is not in zerotrain's table of GPU peaks (runtime/train/gpu_peak.cpp)", gpu);
+  }
 
   if (comm_->rank() == 0) {
     std::filesystem::path run_dir(config.logging.run_dir);
@@ -171,9 +182,9 @@ Trainer::Trainer(const Config& config, MPI_Comm job) : config_(config), schedule
   log::progress("training {} ({} parameters) on {} rank(s), device {}, ZeRO stage {}, overlap_comm {}, {} tokens/step{}",
                 model_->name(), model_->param_count(), comm_->world_size(), device.str(),
                 config.zero_optimization.stage, config.zero_optimization.overlap_comm, tokens_per_step_,
-                peak_flops_per_s_ > 0 ? fmt::format(", sgemm ceiling {:.1f} GFLOP/s per rank",
-                                                    peak_flops_per_s_ / world / 1e9)
-                                      : "");
+                peak_flops_per_s_ > 0 && device.is_cpu()
+                    ? fmt::format(", sgemm ceiling {:.1f} GFLOP/s per rank", peak_flops_per_s_ / world / 1e9)
+                    : "");
 }
 
 Trainer::~Trainer() = default;

@@ -49,7 +49,8 @@ class Trainer {
   nlohmann::json memory_fields() const;
   // Device memory in use that zerotrain did not allocate (GPU only; cudaMemGetInfo).
   std::int64_t device_memory_outside() const;
-  // Model FLOPs per second over the sgemm ceiling of all ranks (CPU runs; see train.cpu_peak_gflops).
+  // Model FLOPs per second over the peak of all ranks: the sgemm ceiling (CPU runs; see
+  // train.cpu_peak_gflops) or the GPU's dense datasheet rate for the compute dtype (gpu_peak.h).
   double mfu(double step_ms) const;
   // Checkpoints (trainer_checkpoint.cpp): resume per checkpoint.resume or initialise from the
   // seed; save every checkpoint.interval steps and at the last step.
@@ -89,7 +90,7 @@ class Trainer {
   std::chrono::steady_clock::time_point started_;
   double tokens_per_step_ = 0.0;
   double flops_per_step_ = 0.0;
-  double peak_flops_per_s_ = 0.0;  // CPU: the measured (or configured) sgemm rate of all ranks; 0 = unknown
+  double peak_flops_per_s_ = 0.0;  // all ranks: the sgemm rate (CPU) or the GPU peak (gpu_peak.h); 0 = unknown
   std::unique_ptr<trace::TraceSession> trace_;
   std::unique_ptr<data::Tokenizer> sample_tokenizer_;  // rank 0, when samples are printed as text
 };
