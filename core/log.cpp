@@ -1,6 +1,10 @@
 #include "core/log.h"
 
+#include <poll.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <mutex>
 #include <stdexcept>
@@ -16,12 +20,32 @@ std::mutex g_write_mutex;
 
 constexpr std::string_view kLevelNames[] = {"error", "warn", "info", "debug"};
 
+// How long a line waits for a stderr that takes nothing (non-blocking, as a stopping job makes it:
+// runtime/train/stop_signal.cpp) before it is dropped.
+constexpr int kStalledReaderMs = 200;
+
+void write_line(std::string_view line) {
+  while (!line.empty()) {
+    const ssize_t n = ::write(STDERR_FILENO, line.data(), line.size());
+    if (n > 0) {
+      line.remove_prefix(static_cast<std::size_t>(n));
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else if (n < 0 && errno == EAGAIN) {
+      pollfd writable{STDERR_FILENO, POLLOUT, 0};
+      if (::poll(&writable, 1, kStalledReaderMs) <= 0) return;
+    } else {
+      return;  // the reader is gone: the line is lost, not the process
+    }
+  }
+}
+
 void emit(std::string_view tag, std::string_view message) {
-  // One fwrite per line under a mutex, so lines from the comm thread and the main thread never mix.
+  // One write per line under a mutex, so lines from the comm thread and the main thread never mix.
   std::string line = fmt::format("[zt rank {} {}] {}\n", g_rank.load(), tag, message);
   std::lock_guard lock(g_write_mutex);
-  std::fwrite(line.data(), 1, line.size(), stderr);
-  std::fflush(stderr);
+  std::fflush(stderr);  // anything written through stdio first keeps its place
+  write_line(line);
 }
 
 }  // namespace

@@ -1,5 +1,9 @@
 #include "runtime/train/stop_signal.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <csignal>
 #include <stdexcept>
 
@@ -7,6 +11,7 @@ namespace zt {
 namespace {
 
 volatile std::sig_atomic_t g_received = 0;
+volatile std::sig_atomic_t g_stderr_flags = -1;  // stderr's flags before the stop made it non-blocking
 bool g_installed = false;
 struct sigaction g_previous_term {};
 struct sigaction g_previous_int {};
@@ -19,6 +24,16 @@ extern "C" void record_stop_signal(int signal) {
     return;
   }
   g_received = signal;
+  // mpirun, sent SIGTERM, stops relaying the ranks' output, signals them a second later and kills
+  // them a second after that: a rank whose log write blocks on the full pipe would never reach its
+  // final checkpoint. From now on the log waits a bounded time for a reader (core/log.cpp), then
+  // drops the line. Only for a pipe or socket (a terminal drains itself); fstat and fcntl are
+  // async-signal-safe.
+  struct stat target {};
+  if (fstat(STDERR_FILENO, &target) != 0 || !(S_ISFIFO(target.st_mode) || S_ISSOCK(target.st_mode))) return;
+  const int flags = fcntl(STDERR_FILENO, F_GETFL);
+  if (flags < 0 || fcntl(STDERR_FILENO, F_SETFL, flags | O_NONBLOCK) != 0) return;
+  g_stderr_flags = flags;
 }
 
 }  // namespace
@@ -39,6 +54,9 @@ StopSignalHandler::StopSignalHandler() {
 StopSignalHandler::~StopSignalHandler() {
   sigaction(SIGTERM, &g_previous_term, nullptr);
   sigaction(SIGINT, &g_previous_int, nullptr);
+  // The pipe may be shared with the processes after this one (a shell's `2>&1 | tee`).
+  if (g_stderr_flags >= 0) fcntl(STDERR_FILENO, F_SETFL, static_cast<int>(g_stderr_flags));
+  g_stderr_flags = -1;
   g_installed = false;
 }
 

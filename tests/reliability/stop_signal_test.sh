@@ -60,13 +60,20 @@ assert_contains "$out" "exit status 130"
 pass "SIGINT to rank 1 only: the job stopped in $stop_ms ms, exit 130"
 echo "timing: sigint_rank1 ${stop_ms}ms"
 
-# (3) SIGTERM to mpirun: OpenMPI forwards it to the ranks, which stop cleanly as above; mpirun
-# itself then reports 1 (its own convention for a signalled job), not 143.
+# (3) SIGTERM to mpirun: Open MPI stops relaying the ranks' output, signals them a second later and
+# kills them a second after that. The ranks stop after the same step and write the final
+# checkpoint within that second (a log line that finds the relay's pipe full is dropped, not
+# waited for); the lines saying so may not reach mpirun's output. mpirun itself reports 1 (its own
+# convention for a signalled job), not 143.
 interrupt_after 3 TERM mpirun
-assert_contains "$out" "SIGTERM received: stopping after step"
-assert_contains "$out" "written; continue with --resume auto; exit status 143"
 (( rc != 0 )) || fail "mpirun exited 0 after SIGTERM"
-pass "SIGTERM to mpirun: the ranks stopped cleanly in $stop_ms ms with a checkpoint, mpirun exit $rc"
+last_step=$(grep -o '"step":[0-9]*' run/metrics.jsonl | tail -1 | cut -d: -f2)
+ckpt=$(printf 'run/checkpoints/step_%08d' "$last_step")
+[[ -f $ckpt/COMPLETE ]] || fail "no complete final checkpoint $ckpt for the last step after SIGTERM to mpirun:"$'\n'"$(ls run/checkpoints 2>&1)"$'\n'"$out"
+if line=$(grep "SIGTERM received: stopping after step" <<<"$out"); then
+  assert_contains "$line" "final checkpoint $ckpt written; continue with --resume auto; exit status 143"
+fi
+pass "SIGTERM to mpirun: the ranks stopped after step $last_step in $stop_ms ms, $ckpt complete, mpirun exit $rc"
 echo "timing: sigterm_mpirun ${stop_ms}ms (mpirun exit $rc)"
 
 # (4) Checkpoints off: the stop says so.

@@ -1,0 +1,64 @@
+// The stop-signal handler in a real process: a second signal ends it at once; once a stop is
+// pending, a log line never blocks on a stderr pipe nobody reads (as mpirun's, once it has begun
+// to stop a job), so the rank reaches its final checkpoint.
+#include <gtest/gtest.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <string>
+
+#include "core/log.h"
+#include "runtime/train/stop_signal.h"
+
+namespace zt {
+namespace {
+
+TEST(StopSignal, TheFirstSignalIsRecorded) {
+  StopSignalHandler handler;
+  EXPECT_EQ(StopSignalHandler::received(), 0);
+  std::raise(SIGTERM);
+  EXPECT_EQ(StopSignalHandler::received(), SIGTERM);
+}
+
+TEST(StopSignalDeathTest, ASecondSignalEndsTheProcess) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        StopSignalHandler handler;
+        std::raise(SIGTERM);
+        std::raise(SIGTERM);
+      },
+      testing::KilledBySignal(SIGTERM), "");
+}
+
+// stderr becomes a pipe whose reader never reads, filled to the brim: a blocking write would hang.
+void make_stderr_a_full_pipe() {
+  int fds[2];
+  if (pipe(fds) != 0) std::_Exit(3);
+  const int flags = fcntl(fds[1], F_GETFL);
+  fcntl(fds[1], F_SETFL, flags | O_NONBLOCK);
+  const std::string block(4096, 'x');
+  while (write(fds[1], block.data(), block.size()) > 0) {
+  }
+  fcntl(fds[1], F_SETFL, flags);  // blocking again, as the rank's stderr is
+  dup2(fds[1], STDERR_FILENO);
+}
+
+TEST(StopSignalDeathTest, AfterAStopALogLineNeverBlocksOnAFullPipe) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        alarm(10);  // a blocked write ends the child with SIGALRM, which fails the test
+        make_stderr_a_full_pipe();
+        StopSignalHandler handler;
+        std::raise(SIGTERM);
+        log::write(log::Level::warn, "SIGTERM received: stopping after this step");
+        std::_Exit(StopSignalHandler::received() == SIGTERM ? 0 : 2);
+      },
+      testing::ExitedWithCode(0), "");
+}
+
+}  // namespace
+}  // namespace zt
