@@ -21,6 +21,25 @@ namespace {
   throw UserError(fmt::format("{}: {}: {}", path.string(), doing, std::strerror(error)));
 }
 
+const char* kind_of(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a named pipe";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+// A rename replaces whatever the name holds: a device node (/dev/null, as root), a pipe or a
+// directory must never be replaced by a file, so anything but a regular file or a link is refused.
+void refuse_unless_replaceable(const std::filesystem::path& target) {
+  struct stat existing {};
+  if (::lstat(target.c_str(), &existing) != 0) return;  // nothing there (or unreadable: rename will say)
+  if (S_ISREG(existing.st_mode) || S_ISLNK(existing.st_mode)) return;
+  throw UserError(fmt::format("{}: is {}; zerotrain writes only regular files here (name a file path)",
+                              target.string(), kind_of(existing.st_mode)));
+}
+
 }  // namespace
 
 int open_no_follow(const std::filesystem::path& path, int flags, mode_t mode) {
@@ -44,6 +63,7 @@ void write_all(int fd, const std::filesystem::path& path, std::span<const std::b
 }
 
 AtomicFile::AtomicFile(std::filesystem::path target) : target_(std::move(target)) {
+  refuse_unless_replaceable(target_);
   const std::filesystem::path dir = target_.has_parent_path() ? target_.parent_path() : ".";
   // mkstemp creates with O_EXCL under a fresh name: a planted file or link there is never opened.
   std::string name = (dir / ("." + target_.filename().string() + ".tmp-XXXXXX")).string();
@@ -65,6 +85,7 @@ void AtomicFile::commit() {
   const int fd = fd_;
   fd_ = -1;
   if (::close(fd) != 0) throw_errno("cannot write (close)", target_, errno);
+  refuse_unless_replaceable(target_);  // again: something may have appeared there meanwhile
   // rename replaces a link at target_ itself, never the file it points at.
   if (std::rename(temporary_.c_str(), target_.c_str()) != 0) throw_errno("cannot replace", target_, errno);
   temporary_.clear();

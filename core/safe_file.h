@@ -26,7 +26,9 @@ void write_all(int fd, const std::filesystem::path& path, std::span<const std::b
 // A file written under a unique temporary name beside `target` (created with O_EXCL, so nothing
 // that was there is followed or truncated) and renamed over `target` by commit(): readers see the
 // old file or the complete new one, never a part. Destroyed without commit() (an error on the
-// way), it removes the temporary file and leaves `target` as it was.
+// way), it removes the temporary file and leaves `target` as it was. A target that is neither a
+// regular file nor a link (a device such as /dev/null, a named pipe, a directory) is refused with a
+// zt::UserError naming it, at construction and again before the rename: it is never replaced.
 class AtomicFile {
  public:
   explicit AtomicFile(std::filesystem::path target);
