@@ -101,6 +101,15 @@ void RunGuard::check_checkpoint_dir(const std::filesystem::path& dir, std::uint6
     if (rank_ == 0) log::error("{}", message);
     throw JobStopped(kExitCheckpointDirUnusable, message);
   }
+  // Rank 0 holds the directory's lock for the run's life (checkpoint_dir_lock.h).
+  std::string locked_by;
+  if (rank_ == 0) checkpoint_lock_ = CheckpointDirLock::take(dir, locked_by);
+  locked_by = broadcast_text(comm_.get(), locked_by);
+  if (!locked_by.empty()) {
+    const std::string message = fmt::format("checkpoint.dir: {}", locked_by);
+    if (rank_ == 0) log::error("{}", message);
+    throw JobStopped(kExitCheckpointDirUnusable, message);
+  }
   if (rank_ != 0) return;
   if (std::optional<std::string> warning = checkpoint_space_warning(dir, checkpoint_bytes))
     log::warn("checkpoint.dir: {}", *warning);

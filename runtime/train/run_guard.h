@@ -19,6 +19,7 @@
 
 #include "comm/mpi_handles.h"
 #include "runtime/config/config.h"
+#include "runtime/train/checkpoint_dir_lock.h"
 #include "runtime/train/nonfinite_guard.h"
 #include "runtime/train/resume_choice.h"
 #include "runtime/train/stop_signal.h"
@@ -45,7 +46,8 @@ class RunGuard {
   // `dir`, every rank stops now (JobStopped, exit 1) instead of at the first save; rank 0 warns
   // when a checkpoint of about `checkpoint_bytes` does not fit in the free space.
   // Also stops every rank (exit 1) when `dir` is not the same directory on every rank (a file rank
-  // 0 creates there is not seen by another rank): checkpoint.dir must be shared.
+  // 0 creates there is not seen by another rank): checkpoint.dir must be shared; and when another
+  // run holds the directory (checkpoint_dir_lock.h), which rank 0 then locks for this run's life.
   void check_checkpoint_dir(const std::filesystem::path& dir, std::uint64_t checkpoint_bytes);
   // Collective. If the planned memory does not fit on any rank (`problem`, from
   // rank_memory_problem), every rank stops now (JobStopped, exit 1), before allocating it.
@@ -71,6 +73,7 @@ class RunGuard {
  private:
   MpiComm comm_;
   int rank_ = 0;
+  CheckpointDirLock checkpoint_lock_;  // rank 0: held from check_checkpoint_dir to the end
   bool checkpoints_on_;
   std::int64_t last_step_;
   StopSignalHandler signals_;

@@ -6,7 +6,8 @@
 # (4) checkpoint.dir must be the same directory on every rank: ranks started in two directories
 # (mpirun -wdir, so that the relative checkpoint.dir differs while the config is the same) stop
 # before step 1 when resuming (rank 1 lacks the checkpoint rank 0 resumes from) and when starting
-# fresh (rank 1 does not see rank 0's files).
+# fresh (rank 1 does not see rank 0's files); (5) two runs at once on one directory: the second is
+# refused, the first keeps the directory until it ends.
 # usage: checkpoint_runs_test.sh ZEROTRAIN REPO MPIEXEC [FLAGS...]
 source "$(dirname "$0")/lib.sh"
 make_job
@@ -77,3 +78,25 @@ assert_eq "$rc" 1 "exit status when checkpoint.dir differs between ranks"
 assert_contains "$out" "checkpoint.dir run/checkpoints is not the same directory on every rank: rank(s) 1 do not see"
 assert_not_contains "$out" "step 1/" "output (no step may run)"
 pass "per-rank checkpoint directories from scratch: stopped before step 1, rank 1 named"
+
+# (5) Two runs at once on one checkpoint.dir: the second is refused before step 1, naming the
+# first's process, and the first goes on to its end with its checkpoints its own; once it has
+# ended, the directory takes a run again.
+rm -rf run
+start_job 2 first.log "$ZEROTRAIN" train --config config.yaml --set train.steps=100000 --set checkpoint.interval=50 \
+  --set checkpoint.keep_last=0
+first_pid=$job_pid
+wait_for_step run/metrics.jsonl 3
+train --resume auto --set train.steps=100000 --set checkpoint.interval=50
+assert_eq "$rc" 1 "exit status of a second run on a checkpoint.dir in use"
+assert_contains "$out" "checkpoint.dir: run/checkpoints is in use by another run (pid "
+assert_contains "$out" "one directory takes one run"
+assert_not_contains "$out" "step 1/" "output (no step may run)"
+kill -TERM $(rank_pids "$(pgrep -P "$first_pid")")
+wait "$first_pid" || true
+assert_contains "$(cat first.log)" "SIGTERM received: stopping after step"
+last=$(grep -o '"step":[0-9]*' run/metrics.jsonl | tail -1 | cut -d: -f2)
+[[ -f $(printf "$ck/step_%08d" "$last")/COMPLETE ]] || fail "the first run's final checkpoint is missing: $(ls $ck)"
+train --resume auto --set train.steps=$((last + 2))
+assert_eq "$rc" 0 "exit status of a run after the first one ended; output: $out"
+pass "two runs on one checkpoint.dir: the second refused before step 1; the directory free again after the first"
