@@ -23,6 +23,13 @@ class ExposedTime {
   // wait goes on its host lane as span(), a (name, args) pair built only then, so that the
   // untraced hot path formats nothing.
   template <typename Span> void wait(const Work& work, Stream& stream, trace::Timeline* timeline, Span span) {
+    // Work already complete (or none) cannot stall the stream: it is waited for (its error, if
+    // any, still reaches the stream) without the two events, of which a GPU step would otherwise
+    // record hundreds that measure nothing.
+    if (work.is_completed()) {
+      work.wait(stream);
+      return;
+    }
     const auto start = std::chrono::steady_clock::now();
     const bool blocks = timeline && !work.is_completed();
     Event before = stream.record();
@@ -34,6 +41,9 @@ class ExposedTime {
                               std::move(args));
     }
   }
+
+  // Waits measured since the last take_ms() (each a pair of events).
+  std::size_t measured_waits() const { return waits_.size(); }
 
   // Milliseconds the stream stalled in the waits since the last call; blocks until their events
   // have completed (after the step's one synchronisation, they have).

@@ -1,22 +1,46 @@
 #include "core/cuda/cuda_stream.h"
 
+#include <map>
+#include <memory>
+#include <mutex>
 #include <stdexcept>
 
 #include "core/cuda/cuda_check.h"
+#include "core/handle_pool.h"
 #include "core/log.h"
 
 namespace zt {
 
-CudaEventState::CudaEventState(int device_index) : device_index_(device_index) {
-  ZT_CUDA_CHECK(cudaSetDevice(device_index_));
-  // Timing stays enabled: step timings and the timeline trace are measured with these events.
-  ZT_CUDA_CHECK(cudaEventCreateWithFlags(&event_, cudaEventDefault));
+namespace {
+
+// One pool of events per device: a step records hundreds, and creating and destroying each one
+// costs driver calls on the hot path.
+HandlePool<cudaEvent_t>& event_pool(int device_index) {
+  static std::mutex mutex;
+  static std::map<int, std::unique_ptr<HandlePool<cudaEvent_t>>> pools;
+  std::lock_guard lock(mutex);
+  auto& pool = pools[device_index];
+  if (!pool)
+    pool = std::make_unique<HandlePool<cudaEvent_t>>([device_index] {
+      cudaEvent_t event = nullptr;
+      ZT_CUDA_CHECK(cudaSetDevice(device_index));
+      // Timing stays enabled: step timings and the timeline are measured with these events.
+      // Blocking sync: a host thread that waits on one (the comm thread before a staged copy, the
+      // step's end) sleeps instead of spinning on a core that compute or MPI needs.
+      ZT_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventBlockingSync));
+      return event;
+    });
+  return *pool;
 }
 
-CudaEventState::~CudaEventState() {
-  if (cudaEventDestroy(event_) != cudaSuccess)
-    log::error("cudaEventDestroy failed: {}", cudaGetErrorString(cudaGetLastError()));
+}  // namespace
+
+CudaEventState::CudaEventState(int device_index) : device_index_(device_index) {
+  ZT_CUDA_CHECK(cudaSetDevice(device_index_));
+  event_ = event_pool(device_index_).take();
 }
+
+CudaEventState::~CudaEventState() { event_pool(device_index_).give(event_); }
 
 bool CudaEventState::query() {
   cudaError_t status = cudaEventQuery(event_);

@@ -3,13 +3,18 @@
 // can be checked element by element.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <memory>
 #include <optional>
+#include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "comm/make_communicator.h"
 #include "core/cpu_stream.h"
+#include "zero/exposed_time.h"
 #include "zero/gradient_reducer.h"
 #include "zero/param_gatherer.h"
 #include "zero/partition.h"
@@ -190,6 +195,34 @@ TEST_F(ReducerGathererTest, GathererHandsOutWholeBlocksWithinThePrefetchBudget) 
             static_cast<std::int64_t>(plan.block(2).padded_numel * 4));
   gatherer.invalidate();
   EXPECT_EQ(tracker.stats(MemoryTracker::Space::host, MemCategory::gathered).current, 0);
+}
+
+}  // namespace
+}  // namespace zt
+
+namespace zt {
+namespace {
+
+TEST_F(ReducerGathererTest, ExposedTimeMeasuresOnlyWaitsThatCanStall) {
+  // A finished collective, and no collective at all, cannot stall the compute stream: no events.
+  ExposedTime exposed;
+  Buffer data(Device::cpu(), DType::f32, 256, MemCategory::workspace);
+  Work done = world_->all_reduce(data.view(), ReduceOp::sum, compute_);
+  done.wait();
+  auto no_span = [] { return std::pair{std::string("wait"), nlohmann::json::object()}; };
+  exposed.wait(done, compute_, nullptr, no_span);
+  exposed.wait(Work(), compute_, nullptr, no_span);
+  EXPECT_EQ(exposed.measured_waits(), 0u);
+  EXPECT_EQ(exposed.take_ms(), 0.0);
+  // One still queued behind a producer that holds it for 300 ms more is measured, and its stall
+  // is real time.
+  CpuStream producer(CpuStream::Mode::worker_thread, "producer");
+  producer.enqueue([] { std::this_thread::sleep_for(std::chrono::milliseconds(300)); });
+  Work pending = world_->all_reduce(data.view(), ReduceOp::sum, producer);
+  exposed.wait(pending, compute_, nullptr, no_span);
+  EXPECT_EQ(exposed.measured_waits(), 1u);
+  EXPECT_GT(exposed.take_ms(), 50.0);
+  producer.synchronize();
 }
 
 }  // namespace
