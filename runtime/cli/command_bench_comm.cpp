@@ -9,6 +9,7 @@
 #include "comm/comm_options.h"
 #include "comm/mpi_bootstrap.h"
 #include "runtime/cli/command.h"
+#include "runtime/cli/numeric_option.h"
 #include "core/log.h"
 
 namespace zt::cli {
@@ -41,17 +42,15 @@ template <typename Parse> auto parse_option(const po::variables_map& options, co
 int run(const po::variables_map& options, std::ostream& out) {
   CommBenchmarkOptions bench;
   bench.comm.backend = parse_option(options, "backend", [](const std::string& t) { return parse_comm_backend(t); });
-  bench.comm.timeout = comm_timeout_from_seconds(options["timeout"].as<double>());
+  bench.comm.timeout = comm_timeout_from_seconds(option_in(options, "timeout", 1e-3, 1e6));
   bench.comm.name = "bench";
   bench.device = parse_option(options, "device", [](const std::string& t) { return Device::parse(t); });
   bench.dtype = parse_option(options, "dtype", [](const std::string& t) { return parse_dtype(t); });
   bench.ops = parse_option(options, "ops", [](const std::string& t) { return parse_collective_list(t); });
   bench.min_bytes = parse_option(options, "min-bytes", [](const std::string& t) { return parse_byte_size(t); });
   bench.max_bytes = parse_option(options, "max-bytes", [](const std::string& t) { return parse_byte_size(t); });
-  bench.iters = options["iters"].as<int>();
-  bench.warmup = options["warmup"].as<int>();
-  if (bench.iters < 0 || bench.warmup < 0) throw UsageError("--iters and --warmup must not be negative");
-  if (!(options["timeout"].as<double>() > 0)) throw UsageError("--timeout must be positive (seconds)");
+  bench.iters = option_in(options, "iters", 0, 1 << 24);
+  bench.warmup = option_in(options, "warmup", 0, 1 << 24);
 
   MpiSession mpi(nullptr, nullptr);
   int rank = 0;

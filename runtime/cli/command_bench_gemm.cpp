@@ -10,6 +10,7 @@
 #include "models/layers/blas_kernels.h"
 #include "models/layers/linear.h"
 #include "runtime/cli/command.h"
+#include "runtime/cli/numeric_option.h"
 #include "runtime/train/cpu_threads.h"
 
 namespace zt::cli {
@@ -47,10 +48,8 @@ std::vector<Shape> parse_shapes(const std::string& text) {
 
 int run(const po::variables_map& options, std::ostream& out) {
   const std::vector<Shape> shapes = parse_shapes(options["shapes"].as<std::string>());
-  const int threads_option = options["threads"].as<int>();
-  const double seconds = options["seconds"].as<double>();
-  if (threads_option < 0) throw UsageError("--threads must not be negative");
-  if (seconds < 0) throw UsageError("--seconds must not be negative");
+  const int threads_option = option_in(options, "threads", 0, 1 << 16);
+  const double seconds = option_in(options, "seconds", 0.0, 3600.0);
   const int threads = cpu_threads_for_this_rank(threads_option, 1, 1);
   models::cpu::set_compute_threads(threads);
   const std::string wanted = models::cpu::coretype_for_cpu_flags(models::cpu::cpu_flags());

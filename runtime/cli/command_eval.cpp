@@ -10,6 +10,7 @@
 
 #include "comm/mpi_bootstrap.h"
 #include "runtime/cli/command.h"
+#include "runtime/cli/numeric_option.h"
 #include "core/log.h"
 #include "runtime/train/checkpoint_eval.h"
 
@@ -31,10 +32,9 @@ int run(const po::variables_map& options, std::ostream& out) {
   EvalOptions eval;
   eval.checkpoint = options["checkpoint"].as<std::string>();
   if (options.count("data")) eval.data = options["data"].as<std::string>();
-  eval.batches = options["batches"].as<std::int64_t>();
-  eval.batch_size = options["batch-size"].as<std::int64_t>();
-  if (eval.batches < 0) throw UsageError(fmt::format("--batches {}: expected 0 (all) or a positive count", eval.batches));
-  if (eval.batch_size < 0) throw UsageError(fmt::format("--batch-size {}: expected a positive count", eval.batch_size));
+  // 0: all batches / the run's micro batch. The batch size has train_micro_batch_size_per_gpu's range.
+  eval.batches = option_in<std::int64_t>(options, "batches", 0, std::int64_t{1} << 40);
+  eval.batch_size = option_in<std::int64_t>(options, "batch-size", 0, 1 << 20);
   MpiSession mpi(nullptr, nullptr);
   int world = 1, rank = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &world);

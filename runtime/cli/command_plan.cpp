@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "runtime/cli/command.h"
+#include "runtime/cli/numeric_option.h"
 #include "runtime/cli/config_options.h"
 #include "core/error.h"
 #include "runtime/config/config.h"
@@ -125,8 +126,7 @@ std::string format_predictions(const PredictOptions& given, const Config& config
 
 int run(const po::variables_map& options, std::ostream& out) {
   Config config = load_config_options(options);
-  const int world = options["world-size"].as<int>();
-  if (world < 1) throw UsageError("--world-size must be at least 1");
+  const int world = option_in(options, "world-size", 1, 1 << 20);
   // A plan needs the kind of device only: "cuda" (each rank's own GPU in a job) plans for a GPU.
   const std::string device_text = options["device"].as<std::string>();
   const Device device = device_text == "cuda" ? Device::cuda(0) : Device::parse(device_text);

@@ -8,6 +8,7 @@
 #include "models/gpt2.h"
 #include "runtime/checkpoint/checkpoint_reader.h"
 #include "runtime/cli/command.h"
+#include "runtime/cli/numeric_option.h"
 #include "runtime/train/job_settings.h"
 #include "runtime/train/run_tokenizer.h"
 #include "runtime/train/text_sampler.h"
@@ -32,13 +33,10 @@ void declare_options(po::options_description& options) {
 
 int run(const po::variables_map& options, std::ostream& out) {
   SampleOptions sample;
-  sample.max_new_tokens = options["max-new-tokens"].as<int>();
-  sample.temperature = options["temperature"].as<double>();
-  sample.top_k = options["top-k"].as<int>();
+  sample.max_new_tokens = option_in(options, "max-new-tokens", 1, 1 << 20);
+  sample.temperature = option_in(options, "temperature", 0.0, 1e6);  // 0: always the likeliest
+  sample.top_k = option_in(options, "top-k", 0, 1 << 30);            // 0: all tokens
   sample.seed = options["seed"].as<std::uint64_t>();
-  if (sample.max_new_tokens < 1) throw UsageError(fmt::format("--max-new-tokens {}: expected at least 1", sample.max_new_tokens));
-  if (sample.temperature < 0) throw UsageError(fmt::format("--temperature {}: expected 0 or more", sample.temperature));
-  if (sample.top_k < 0) throw UsageError(fmt::format("--top-k {}: expected 0 (all) or more", sample.top_k));
 
   checkpoint::CheckpointReader reader(options["checkpoint"].as<std::string>());
   const Config config = reader.config();

@@ -255,6 +255,31 @@ TEST(CliPlanPredict, BadValuesAreUsageErrorsBeforeAnythingIsPrinted) {
   }
 }
 
+TEST(CliNumericOptions, OutOfRangeNanAndWrappingValuesAreUsageErrorsNamingTheRange) {
+  // Checked before any file is read: the checkpoint named here does not exist.
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"sample", "--checkpoint", "none", "--prompt", "a", "--temperature", "nan"},
+       "--temperature nan: expected a number in 0..1000000"},
+      {{"sample", "--checkpoint", "none", "--prompt", "a", "--temperature", "inf"},
+       "--temperature inf: expected a number in 0..1000000"},
+      {{"sample", "--checkpoint", "none", "--prompt", "a", "--top-k=-1"}, "--top-k -1: expected an integer in 0..1073741824"},
+      {{"sample", "--checkpoint", "none", "--prompt", "a", "--max-new-tokens", "0"},
+       "--max-new-tokens 0: expected an integer in 1..1048576"},
+      {{"eval", "--checkpoint", "none", "--batch-size", "4294967297"},
+       "--batch-size 4294967297: expected an integer in 0..1048576"},
+      {{"eval", "--checkpoint", "none", "--batches=-1"}, "--batches -1: expected an integer in 0..1099511627776"},
+      {{"plan", "--config", source_file("configs/default.yaml"), "--world-size", "0"},
+       "--world-size 0: expected an integer in 1..1048576"},
+      {{"bench-gemm", "--seconds", "nan"}, "--seconds nan: expected a number in 0..3600"},
+  };
+  for (const auto& [args, message] : cases) {
+    CliResult result = run(args);
+    SCOPED_TRACE(message);
+    EXPECT_EQ(result.status, kExitUsage);
+    expect_contains(result.err, {message});
+  }
+}
+
 TEST(CliConfig, PrintsTheReference) {
   CliResult result = run({"config", "--reference"});
   EXPECT_EQ(result.status, kExitSuccess);
