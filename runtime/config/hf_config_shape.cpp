@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "runtime/config/config_schema.h"
 
 namespace zt {
 namespace {
@@ -64,7 +65,16 @@ std::vector<std::pair<std::string, std::int64_t>> hf_config_shape(const std::fil
       if (!json.contains(key.hf) || !json[key.hf].is_number_integer())
         throw UserError(fmt::format("{}: '{}' is missing or not an integer (it gives {})", config_json.string(), key.hf,
                                     key.zerotrain));
-      shape.emplace_back(key.zerotrain, json[key.hf].get<std::int64_t>());
+      // The schema's range of the key it gives, as a YAML value gets (n_head 0 would divide by
+      // zero; 2^64 - 1 would wrap to -1).
+      const NumberRange& range = find_config_key(key.zerotrain)->range;
+      const nlohmann::json& value = json[key.hf];
+      const bool fits = value.is_number_unsigned() ? value.get<std::uint64_t>() <= static_cast<std::uint64_t>(range.max)
+                                                   : value.get<std::int64_t>() <= range.max;
+      if (!fits || value.get<double>() < range.min)
+        throw UserError(fmt::format("{}: '{}' is {}; {} takes an integer in {}..{}", config_json.string(), key.hf,
+                                    value.dump(), key.zerotrain, range.min, range.max));
+      shape.emplace_back(key.zerotrain, value.get<std::int64_t>());
     }
     return shape;
   }

@@ -708,3 +708,28 @@ TEST(ConfigReference, DescribesEveryKeyAndPreset) {
 
 }  // namespace
 }  // namespace zt
+
+namespace zt {
+namespace {
+
+TEST(ConfigInitFrom, ShapesFromConfigJsonGetTheSchemasRanges) {
+  // n_head 0 once divided by zero in the loader's checks; 2^64 - 1 wrapped to -1.
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"("n_head": 0)", "'n_head' is 0; model.n_head takes an integer in 1..1024"},
+      {R"("n_head": 18446744073709551615)", "'n_head' is 18446744073709551615; model.n_head takes an integer in 1..1024"},
+      {R"("n_head": -4)", "'n_head' is -4; model.n_head takes an integer in 1..1024"},
+  };
+  int i = 0;
+  for (const auto& [n_head, message] : cases) {
+    const std::filesystem::path dir = std::filesystem::path(testing::TempDir()) / ("hf_shape_" + std::to_string(i++));
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "config.json") << R"({"model_type": "gpt2", "n_layer": 2, "n_embd": 64, "vocab_size": 256, )"
+                                       << R"("n_positions": 64, )" << n_head << "}";
+    SCOPED_TRACE(message);
+    const std::string error = parse_error("model:\n  init_from: " + dir.string() + "\n");
+    expect_contains(error, {(dir / "config.json").string() + ": " + message});
+  }
+}
+
+}  // namespace
+}  // namespace zt
