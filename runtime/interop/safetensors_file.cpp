@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <bit>
 
 #include "core/dtype.h"
@@ -56,8 +57,11 @@ SafetensorsReader::SafetensorsReader(std::filesystem::path path) : path_(std::mo
     try {
       entry.dtype = value.at("dtype").get<std::string>();
       entry.shape = value.at("shape").get<std::vector<std::size_t>>();
-      const auto offsets = value.at("data_offsets").get<std::vector<std::uint64_t>>();
-      if (offsets.size() != 2) throw std::invalid_argument("data_offsets is not [begin, end]");
+      const nlohmann::json& given = value.at("data_offsets");
+      // Whole byte counts only: a fractional or negative one would be rounded into another tensor's bytes.
+      if (!given.is_array() || given.size() != 2 || !given[0].is_number_unsigned() || !given[1].is_number_unsigned())
+        throw std::invalid_argument(fmt::format("data_offsets {} is not [begin, end] in whole bytes", given.dump()));
+      const auto offsets = given.get<std::vector<std::uint64_t>>();
       entry.begin = offsets[0];
       entry.end = offsets[1];
     } catch (const std::exception& e) {
@@ -67,6 +71,20 @@ SafetensorsReader::SafetensorsReader(std::filesystem::path path) : path_(std::mo
       throw UserError(fmt::format("{}: tensor '{}' has bytes [{}, {}) but the data holds {} bytes (truncated file?)",
                                   path_.string(), name, entry.begin, entry.end, data_bytes));
     tensors_.emplace(name, std::move(entry));
+  }
+  // No two tensors may share bytes (the safetensors library refuses such files too): sorted by
+  // where they begin, each ends before the next begins.
+  std::vector<std::pair<const std::string*, const SafetensorsEntry*>> by_offset;
+  for (const auto& [name, entry] : tensors_) by_offset.emplace_back(&name, &entry);
+  std::sort(by_offset.begin(), by_offset.end(), [](const auto& a, const auto& b) { return a.second->begin < b.second->begin; });
+  for (std::size_t i = 1; i < by_offset.size(); ++i) {
+    const auto& [before, first] = by_offset[i - 1];
+    const auto& [after, second] = by_offset[i];
+    if (first->end > second->begin)
+      throw UserError(fmt::format("{}: tensors '{}' [{}, {}) and '{}' [{}, {}) overlap: each tensor needs bytes of its "
+                                  "own (a damaged or hand-made file?)",
+                                  path_.string(), *before, first->begin, first->end, *after, second->begin,
+                                  second->end));
   }
 }
 
