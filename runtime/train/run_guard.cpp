@@ -101,6 +101,10 @@ void RunGuard::check_checkpoint_dir(const std::filesystem::path& dir, std::uint6
     if (rank_ == 0) log::error("{}", message);
     throw JobStopped(kExitCheckpointDirUnusable, message);
   }
+  // The free space as the user left it, before the lock file takes its block.
+  if (rank_ == 0)
+    if (std::optional<std::string> warning = checkpoint_space_warning(dir, checkpoint_bytes))
+      log::warn("checkpoint.dir: {}", *warning);
   // Rank 0 holds the directory's lock for the run's life (checkpoint_dir_lock.h).
   std::string locked_by;
   if (rank_ == 0) checkpoint_lock_ = CheckpointDirLock::take(dir, locked_by);
@@ -110,9 +114,6 @@ void RunGuard::check_checkpoint_dir(const std::filesystem::path& dir, std::uint6
     if (rank_ == 0) log::error("{}", message);
     throw JobStopped(kExitCheckpointDirUnusable, message);
   }
-  if (rank_ != 0) return;
-  if (std::optional<std::string> warning = checkpoint_space_warning(dir, checkpoint_bytes))
-    log::warn("checkpoint.dir: {}", *warning);
 }
 
 ResumeChoice RunGuard::agree_on_resume(const std::function<ResumeChoice()>& decide) {
