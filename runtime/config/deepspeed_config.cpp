@@ -11,6 +11,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "runtime/config/json_input.h"
 
 namespace zt {
 namespace {
@@ -152,18 +153,37 @@ struct Walker {
     }
     return v->get<double>();
   }
-  std::optional<std::int64_t> integer(const std::string& dotted) {
+  // A positive integer up to `max` (2^40 unless said: counts beyond it are mistakes, and products
+  // of them must not overflow).
+  std::optional<std::int64_t> integer(const std::string& dotted, std::int64_t max = std::int64_t{1} << 40) {
     const json* v = find(dotted);
     if (v == nullptr || is_auto(*v)) return std::nullopt;
-    if (!v->is_number_integer() || v->get<std::int64_t>() < 1) {
-      problems.push_back(fmt::format("'{}' must be a positive integer, found {}", dotted, v->dump()));
+    const bool fits = v->is_number_unsigned() ? v->get<std::uint64_t>() <= static_cast<std::uint64_t>(max)
+                                              : v->is_number_integer() && v->get<std::int64_t>() <= max;
+    if (!fits || v->get<std::int64_t>() < 1) {
+      problems.push_back(fmt::format("'{}' must be an integer in 1..{}, found {}", dotted, max, v->dump()));
       return std::nullopt;
     }
     return v->get<std::int64_t>();
   }
+  // DeepSpeed reads `enabled` as a pydantic bool: true/false, 1/0 and the strings "true", "1",
+  // "yes", "on" (and their opposites) in any case; anything else is a problem, not false.
   bool enabled(const std::string& section) {
     const json* v = find(section + ".enabled");
-    return v != nullptr && !is_auto(*v) && v->is_boolean() && v->get<bool>();
+    if (v == nullptr || is_auto(*v)) return false;
+    if (v->is_boolean()) return v->get<bool>();
+    if (v->is_number_integer() && (v->get<std::int64_t>() == 0 || v->get<std::int64_t>() == 1))
+      return v->get<std::int64_t>() == 1;
+    if (v->is_string()) {
+      std::string text = v->get<std::string>();
+      for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      for (const char* yes : {"true", "1", "yes", "on", "t", "y"})
+        if (text == yes) return true;
+      for (const char* no : {"false", "0", "no", "off", "f", "n"})
+        if (text == no) return false;
+    }
+    problems.push_back(fmt::format("'{}.enabled' must be true or false, found {}", section, v->dump()));
+    return false;
   }
 };
 
@@ -270,15 +290,19 @@ void translate_scheduler(Walker& w) {
 // train_batch_size = micro batch x gradient accumulation x ranks; any one of them may be left out
 // (or "auto") and is derived from the others, as DeepSpeed does.
 void translate_batch(Walker& w, int world, const std::string& ranks_from) {
-  std::optional<std::int64_t> total = w.integer("train_batch_size");
-  std::optional<std::int64_t> micro = w.integer("train_micro_batch_size_per_gpu");
-  std::optional<std::int64_t> accumulation = w.integer("gradient_accumulation_steps");
+  // Within 2^20 each (2^40 the total), so that one of them times the ranks (an int) stays far from
+  // overflow; the product of all three is compared in floating point.
+  constexpr std::int64_t kMaxBatch = std::int64_t{1} << 20;
+  std::optional<std::int64_t> total = w.integer("train_batch_size", kMaxBatch * kMaxBatch);
+  std::optional<std::int64_t> micro = w.integer("train_micro_batch_size_per_gpu", kMaxBatch);
+  std::optional<std::int64_t> accumulation = w.integer("gradient_accumulation_steps", kMaxBatch);
   const std::string ranks = fmt::format("{} rank{} ({})", world, world == 1 ? "" : "s", ranks_from);
   if (total && micro && accumulation) {
-    if (*micro * *accumulation * world != *total)
+    const double product = static_cast<double>(*micro) * static_cast<double>(*accumulation) * world;
+    if (product != static_cast<double>(*total))
       w.problems.push_back(fmt::format("train_batch_size {} != train_micro_batch_size_per_gpu {} x "
-                                       "gradient_accumulation_steps {} x {} = {}",
-                                       *total, *micro, *accumulation, ranks, *micro * *accumulation * world));
+                                       "gradient_accumulation_steps {} x {} = {:.0f}",
+                                       *total, *micro, *accumulation, ranks, product));
   } else if (total && micro) {
     if (*total % (*micro * world) != 0)
       w.problems.push_back(fmt::format("train_batch_size {} is not a multiple of train_micro_batch_size_per_gpu {} x {}",
@@ -376,19 +400,19 @@ DeepSpeedTranslation translate_deepspeed_config(const std::filesystem::path& fil
                                                 const std::string& ranks_from) {
   std::ifstream in(file);
   if (!in) throw UserError(fmt::format("cannot read DeepSpeed config '{}'", file.string()));
-  json root;
-  try {
-    root = json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw UserError(fmt::format("{}: not valid JSON: {}", file.string(), e.what()));
-  }
+  const json root = parse_json_input(in, file.string());
   if (!root.is_object()) throw UserError(fmt::format("{}: a DeepSpeed config is a JSON object", file.string()));
   Walker w{root, file.string(), {}, {}, {}};
-  translate_precision(w);
-  translate_optimizer(w);
-  translate_scheduler(w);
-  translate_batch(w, world_size, ranks_from);
-  walk(w, root, "");
+  try {
+    translate_precision(w);
+    translate_optimizer(w);
+    translate_scheduler(w);
+    translate_batch(w, world_size, ranks_from);
+    walk(w, root, "");
+  } catch (const json::type_error& e) {
+    // A value of a type no check above expected (a number where a name goes, say).
+    w.problems.push_back(fmt::format("a value has the wrong JSON type ({})", e.what()));
+  }
   if (!w.problems.empty()) {
     std::string message = fmt::format("{}: {} problem{} in the DeepSpeed config:", file.string(), w.problems.size(),
                                       w.problems.size() == 1 ? "" : "s");

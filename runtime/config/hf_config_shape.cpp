@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "runtime/config/config_schema.h"
+#include "runtime/config/json_input.h"
 
 namespace zt {
 namespace {
@@ -49,12 +50,7 @@ std::optional<std::filesystem::path> hf_config_json_for(const std::filesystem::p
 std::vector<std::pair<std::string, std::int64_t>> hf_config_shape(const std::filesystem::path& config_json) {
   std::ifstream in(config_json);
   if (!in) throw UserError(fmt::format("cannot read {}", config_json.string()));
-  nlohmann::json json;
-  try {
-    json = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw UserError(fmt::format("{} is not valid JSON: {}", config_json.string(), e.what()));
-  }
+  const nlohmann::json json = parse_json_input(in, config_json.string());
   const std::string model_type = json.is_object() ? json.value("model_type", std::string()) : std::string();
   std::string known;
   for (const FamilyShape& family : families()) {

@@ -112,4 +112,29 @@ YAML
 "$zerotrain" config --config "$work/bad.yaml" > "$work/yaml.log" 2>&1 && fail "the bad YAML was accepted"
 expect "$work/yaml.log" "$work/bad.yaml: 4 problems in the config:" "$work/bad.yaml:2:3: unknown key 'model.n_layers'" \
   "$work/bad.yaml:4:" "$work/bad.yaml:7:" "$work/bad.yaml:8:1: unknown key 'zero_optimisation'"
+
+# Hostile DeepSpeed JSON: one clear error each, never a crash (each of these once ended in SIGFPE,
+# SIGSEGV or an internal error) and never a silent false. 4 ranks declared through the launcher's
+# variables, so that no MPI is needed.
+hostile() {  # hostile NAME JSON TEXT...: `zerotrain config --deepspeed` exits 1 naming every TEXT
+  local name=$1 text=$2
+  shift 2
+  printf '%s' "$text" > "$work/$name.json"
+  local status=0
+  OMPI_COMM_WORLD_SIZE=4 "$zerotrain" config --deepspeed "$work/$name.json" > "$work/$name.log" 2>&1 || status=$?
+  [ "$status" = 1 ] || { cat "$work/$name.log"; fail "$name: exit status $status, expected 1"; }
+  expect "$work/$name.log" "$@"
+}
+hostile accumulation '{"train_batch_size": 16, "gradient_accumulation_steps": 4611686018427387904}' \
+  "'gradient_accumulation_steps' must be an integer in 1..1048576, found 4611686018427387904"
+hostile deep "$(python3 -c 'print("{\"a\": " * 200000 + "1" + "}" * 200000)')" "nested more than 64 levels deep"
+hostile type '{"optimizer": {"type": 7}}' "problem"
+hostile enabled_word '{"fp16": {"enabled": "maybe"}}' "'fp16.enabled' must be true or false, found \"maybe\""
+# DeepSpeed (pydantic) reads "true" and 1 as true: so does zerotrain.
+for value in '"true"' 1 '"On"'; do
+  printf '{"fp16": {"enabled": %s}}' "$value" > "$work/enabled.json"
+  OMPI_COMM_WORLD_SIZE=4 "$zerotrain" config --deepspeed "$work/enabled.json" > "$work/enabled.log" 2>&1 ||
+    { cat "$work/enabled.log"; fail "fp16.enabled $value was refused"; }
+  expect "$work/enabled.log" "dtype: fp16"
+done
 echo PASS
