@@ -1,7 +1,16 @@
 #include "runtime/interop/hf_export.h"
 
+#include <fmt/format.h>
+#include <stdlib.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <string>
+#include <system_error>
 #include <vector>
+
+#include "core/error.h"
 
 #include "runtime/checkpoint/checkpoint_file_io.h"
 #include "runtime/interop/hf_model_family.h"
@@ -10,16 +19,55 @@
 
 namespace zt::interop {
 
+namespace {
+
+// A directory made beside `target` under a fresh name, removed again unless keep() was called.
+class TemporaryDirectory {
+ public:
+  explicit TemporaryDirectory(const std::filesystem::path& target) {
+    const std::filesystem::path parent = target.has_parent_path() ? target.parent_path() : ".";
+    std::filesystem::create_directories(parent);
+    std::string name = (parent / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
+    if (::mkdtemp(name.data()) == nullptr)
+      throw UserError(fmt::format("{}: cannot create a temporary directory beside it: {}", target.string(),
+                                  std::strerror(errno)));
+    path_ = name;
+  }
+  ~TemporaryDirectory() {
+    std::error_code ignored;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
+  }
+  TemporaryDirectory(const TemporaryDirectory&) = delete;
+  TemporaryDirectory& operator=(const TemporaryDirectory&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  void keep() { path_.clear(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+}  // namespace
+
 HfExportResult export_hf(checkpoint::CheckpointReader& reader, const models::Model& model,
                          const std::filesystem::path& dir) {
   reader.check_blocks_match(model);
   const HfModelFamily family = hf_model_family(model);
-  std::filesystem::create_directories(dir);
+  // The directory appears whole or not at all: it is written under a temporary name beside it and
+  // renamed into place, so a failed export leaves nothing that blocks the next one. An existing
+  // empty directory is replaced; one with anything in it is left alone.
+  std::error_code error;
+  const std::filesystem::file_status existing = std::filesystem::symlink_status(dir, error);
+  if (std::filesystem::exists(existing) &&
+      (!std::filesystem::is_directory(existing) || !std::filesystem::is_empty(dir, error)))
+    throw UserError(fmt::format("{} already exists{}; export --format hf writes a new directory (remove it, or name "
+                                "another)",
+                                dir.string(), std::filesystem::is_directory(existing) ? " and is not empty" : ""));
+  TemporaryDirectory staging(dir);
 
   SafetensorsWriter writer;
   for (const models::HfTensorMapping& m : family.tensors)
     writer.declare(m.hf_name, hf_shape(m, model.block(m.block).layout().find(m.tensor)));
-  writer.begin(dir / "model.safetensors", {{"format", "pt"}});
+  writer.begin(staging.path() / "model.safetensors", {{"format", "pt"}});
   // One tensor in memory at a time.
   for (const models::HfTensorMapping& m : family.tensors) {
     const models::ParamTensor& t = model.block(m.block).layout().find(m.tensor);
@@ -30,8 +78,12 @@ HfExportResult export_hf(checkpoint::CheckpointReader& reader, const models::Mod
   HfExportResult result;
   result.tensors = family.tensors.size();
   result.bytes = writer.finish();
-  checkpoint::write_file_synced(dir / "config.json", family.config_json.dump(2) + "\n");
-  checkpoint::sync_directory(dir);
+  checkpoint::write_file_synced(staging.path() / "config.json", family.config_json.dump(2) + "\n");
+  checkpoint::sync_directory(staging.path());
+  if (std::rename(staging.path().c_str(), dir.c_str()) != 0)
+    throw UserError(fmt::format("{}: cannot move the export into place: {}", dir.string(), std::strerror(errno)));
+  staging.keep();
+  checkpoint::sync_directory(dir.has_parent_path() ? dir.parent_path() : ".");
   return result;
 }
 

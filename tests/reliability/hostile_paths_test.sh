@@ -3,7 +3,8 @@
 # directories the user named, or lose data: (1) `plot` with a run directory and an --output holding
 # a line break and a gnuplot `!command`; (2) symbolic links planted at the start-up write probe,
 # config.yaml and metrics.jsonl; (3) a manifest naming shard files outside its checkpoint; (4)
-# `export` into the checkpoint it reads, and a failed export over an earlier good file; (5)
+# `export` into the checkpoint it reads, and a failed export over an earlier good file, (4b) an hf
+# export that fails or is killed midway; (5)
 # `prepare-data` with bad inputs over an existing dataset.
 # usage: hostile_paths_test.sh ZEROTRAIN REPO MPIEXEC [FLAGS...]
 source "$(dirname "$0")/lib.sh"
@@ -92,6 +93,27 @@ assert_contains "$out" "is corrupt: CRC32"
 assert_eq "$(sha256sum <good.safetensors)" "$good" "the earlier export after a failed one"
 [[ -z $(find . -maxdepth 1 -name '.good.safetensors.tmp-*') ]] || fail "a failed export left its temporary file"
 pass "export: refused inside its checkpoint; a failed export leaves the earlier file intact"
+
+# (4b) export --format hf appears whole or not at all: a corrupt checkpoint, and a crash while the
+# directory is written (on opening its config.json), leave no directory that blocks the next
+# export; a directory with files in it is never written into.
+rc=0
+out=$("$ZEROTRAIN" export --checkpoint corrupt_ck --format hf --output hf_out 2>&1) || rc=$?
+assert_eq "$rc" 1 "exit status of an hf export from a corrupt checkpoint"
+[[ ! -e hf_out ]] || fail "a failed hf export left hf_out: $(ls -la hf_out)"
+[[ -z $(find . -maxdepth 1 -name '.hf_out.tmp-*') ]] || fail "a failed hf export left its temporary directory"
+rc=0
+out=$(LD_PRELOAD=$ZT_CRASH_ON_OPEN_LIB ZT_CRASH_ON_OPEN=/config.json "$ZEROTRAIN" export --checkpoint "$ck" --format hf \
+  --output hf_out 2>&1) || rc=$?
+assert_eq "$rc" 86 "exit status of an hf export killed while writing config.json"
+[[ ! -e hf_out ]] || fail "an hf export killed midway left hf_out: $(ls -la hf_out)"
+"$ZEROTRAIN" export --checkpoint "$ck" --format hf --output hf_out >/dev/null || fail "an hf export after a crashed one failed"
+[[ -s hf_out/model.safetensors && -s hf_out/config.json ]] || fail "the hf export is incomplete: $(ls -la hf_out)"
+rc=0
+out=$("$ZEROTRAIN" export --checkpoint "$ck" --format hf --output hf_out 2>&1) || rc=$?
+assert_eq "$rc" 1 "exit status of an hf export into a directory with files"
+assert_contains "$out" "hf_out already exists and is not empty"
+pass "export --format hf: whole or nothing; a failed or killed export does not block the next"
 
 # (5) prepare-data with bad input over an existing dataset: the dataset stays as it was.
 before=$(cat data/*.bin data/dataset.json | sha256sum)
