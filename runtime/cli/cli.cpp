@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <new>
 #include <ostream>
 #include <vector>
 
@@ -123,6 +125,16 @@ int run_cli(std::span<const std::string> args, std::ostream& out, std::ostream& 
     return kExitUsage;
   } catch (const UserError& error) {
     err << prefix << ": " << error.what() << "\n";
+    return kExitFailure;
+  } catch (const std::filesystem::filesystem_error& error) {
+    // The machine's answer about a path the user named (a directory gone read-only, a full disk):
+    // the path and the system's reason, not an internal error.
+    err << prefix << ": " << error.path1().string() << ": " << error.code().message()
+        << (error.path2().empty() ? std::string() : " (with " + error.path2().string() + ")") << "\n";
+    return kExitFailure;
+  } catch (const std::bad_alloc&) {
+    err << prefix << ": out of memory: this machine could not give the memory the command needed (a smaller model "
+        << "or batch, or a machine with more memory)\n";
     return kExitFailure;
   } catch (const std::exception& error) {
     err << prefix << ": internal error: " << error.what() << "\n";

@@ -113,6 +113,12 @@ rc=0
 out=$("$ZEROTRAIN" export --checkpoint "$ck" --format hf --output hf_out 2>&1) || rc=$?
 assert_eq "$rc" 1 "exit status of an hf export into a directory with files"
 assert_contains "$out" "hf_out already exists and is not empty"
+# A path the system refuses (nothing can be created under /proc) is named with the system's reason.
+rc=0
+out=$("$ZEROTRAIN" export --checkpoint "$ck" --format hf --output /proc/zt_none/hf 2>&1) || rc=$?
+assert_eq "$rc" 1 "exit status of an hf export under /proc"
+assert_contains "$out" "zerotrain export: /proc/zt_none: No such file or directory"
+assert_not_contains "$out" "internal error" "output of an hf export under /proc"
 pass "export --format hf: whole or nothing; a failed or killed export does not block the next"
 
 # (5) prepare-data with bad input over an existing dataset: the dataset stays as it was.
