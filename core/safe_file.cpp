@@ -97,6 +97,36 @@ void AtomicFile::commit() {
   }
 }
 
+std::optional<std::string> read_regular_file(const std::filesystem::path& path, std::string& why) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    why = std::strerror(errno);
+    return std::nullopt;
+  }
+  struct stat info {};
+  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    why = S_ISREG(info.st_mode) || info.st_mode == 0 ? std::string(std::strerror(errno))
+                                                    : fmt::format("{}, not a regular file", kind_of(info.st_mode));
+    ::close(fd);
+    return std::nullopt;
+  }
+  std::string text;
+  char buffer[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      why = std::strerror(errno);
+      ::close(fd);
+      return std::nullopt;
+    }
+    if (n == 0) break;
+    text.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return text;
+}
+
 void write_file_atomically(const std::filesystem::path& target, std::string_view text) {
   AtomicFile file(target);
   file.write(text);

@@ -10,7 +10,9 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
 namespace zt {
@@ -51,5 +53,12 @@ class AtomicFile {
 
 // AtomicFile in one call.
 void write_file_atomically(const std::filesystem::path& target, std::string_view text);
+
+// The whole of a small file that someone else may have put at `path` (a config, a manifest, a
+// dataset summary), read without ever blocking on it: opened non-blocking and taken only when it
+// is a regular file, so a named pipe or a device there is refused instead of waited on forever.
+// Nothing when it cannot be read; `why` then says why: "a named pipe, not a regular file", or
+// the system's reason ("No such file or directory").
+std::optional<std::string> read_regular_file(const std::filesystem::path& path, std::string& why);
 
 }  // namespace zt

@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/safe_file.h"
+
 namespace zt::checkpoint {
 namespace {
 
@@ -54,8 +56,13 @@ std::vector<SavedCheckpoint> saved_checkpoints(const fs::path& root) {
   std::vector<SavedCheckpoint> saved;
   for (const fs::path& dir : complete_checkpoints(root)) {
     SavedCheckpoint c{dir, *step_of(dir.filename().string()), "", 0};
-    std::ifstream in(dir / kManifestFile);
-    const nlohmann::json manifest = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    // Read only if it is a regular file: a named pipe here must not hang every run that lists the
+    // directory (reading the checkpoint then says what is wrong with it).
+    std::string why;
+    const std::optional<std::string> text = read_regular_file(dir / kManifestFile, why);
+    const nlohmann::json manifest =
+        text ? nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false) : nlohmann::json();
+    if (!text) c.run_id = fmt::format("unknown: {} is {}", (dir / kManifestFile).string(), why);
     if (manifest.is_object()) {
       if (auto id = manifest.find("run_id"); id != manifest.end() && id->is_string()) c.run_id = id->get<std::string>();
       if (auto index = manifest.find("save_index"); index != manifest.end() && index->is_number_integer())

@@ -8,6 +8,7 @@
 
 #include "runtime/checkpoint/checkpoint_directory.h"
 #include "core/error.h"
+#include "core/safe_file.h"
 
 namespace zt::checkpoint {
 namespace {
@@ -17,12 +18,11 @@ namespace fs = std::filesystem;
 const char* const kKinds[] = {"master", "exp_avg", "exp_avg_sq"};
 
 nlohmann::json read_manifest_json(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) throw UserError(fmt::format("checkpoint manifest {} is missing or unreadable", path.string()));
-  std::stringstream text;
-  text << in.rdbuf();
+  std::string why;
+  const std::optional<std::string> text = read_regular_file(path, why);
+  if (!text) throw UserError(fmt::format("checkpoint manifest {} is missing or unreadable ({})", path.string(), why));
   try {
-    return nlohmann::json::parse(text.str());
+    return nlohmann::json::parse(*text);
   } catch (const nlohmann::json::parse_error& e) {
     throw UserError(fmt::format("checkpoint manifest {} is not valid JSON: {}", path.string(), e.what()));
   }

@@ -20,6 +20,7 @@
 #include "runtime/config/hf_config_shape.h"
 #include "runtime/config/nearest_name.h"
 #include "core/error.h"
+#include "core/safe_file.h"
 
 namespace zt {
 namespace {
@@ -99,12 +100,10 @@ std::string read_config_file(const std::filesystem::path& file) {
   std::error_code error;
   if (std::filesystem::is_directory(file, error))
     throw UserError(fmt::format("cannot read config file '{}': it is a directory", file.string()));
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw UserError(fmt::format("cannot read config file '{}': {}", file.string(), std::strerror(errno)));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw UserError(fmt::format("cannot read config file '{}': read error", file.string()));
-  return text.str();
+  std::string why;
+  std::optional<std::string> text = read_regular_file(file, why);
+  if (!text) throw UserError(fmt::format("cannot read config file '{}': {}", file.string(), why));
+  return std::move(*text);
 }
 
 // Rejects binary files (or a config saved as UTF-16) with a clear message before the YAML parser

@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "runtime/config/json_input.h"
+#include "core/safe_file.h"
 
 namespace zt {
 namespace {
@@ -398,9 +399,10 @@ std::pair<int, std::string> launcher_world_size() {
 
 DeepSpeedTranslation translate_deepspeed_config(const std::filesystem::path& file, int world_size,
                                                 const std::string& ranks_from) {
-  std::ifstream in(file);
-  if (!in) throw UserError(fmt::format("cannot read DeepSpeed config '{}'", file.string()));
-  const json root = parse_json_input(in, file.string());
+  std::string why;
+  const std::optional<std::string> text = read_regular_file(file, why);
+  if (!text) throw UserError(fmt::format("cannot read DeepSpeed config '{}': {}", file.string(), why));
+  const json root = parse_json_input(*text, file.string());
   if (!root.is_object()) throw UserError(fmt::format("{}: a DeepSpeed config is a JSON object", file.string()));
   Walker w{root, file.string(), {}, {}, {}};
   try {

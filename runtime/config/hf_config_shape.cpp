@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "runtime/config/config_schema.h"
 #include "runtime/config/json_input.h"
+#include "core/safe_file.h"
 
 namespace zt {
 namespace {
@@ -43,14 +44,16 @@ std::optional<std::filesystem::path> hf_config_json_for(const std::filesystem::p
   std::filesystem::path candidate = std::filesystem::is_directory(init_from, error)
                                         ? init_from / "config.json"
                                         : init_from.parent_path() / "config.json";
-  if (std::filesystem::is_regular_file(candidate, error)) return candidate;
+  // Anything at that name is the config (a named pipe there is refused when read, not skipped).
+  if (std::filesystem::exists(std::filesystem::symlink_status(candidate, error))) return candidate;
   return std::nullopt;
 }
 
 std::vector<std::pair<std::string, std::int64_t>> hf_config_shape(const std::filesystem::path& config_json) {
-  std::ifstream in(config_json);
-  if (!in) throw UserError(fmt::format("cannot read {}", config_json.string()));
-  const nlohmann::json json = parse_json_input(in, config_json.string());
+  std::string why;
+  const std::optional<std::string> text = read_regular_file(config_json, why);
+  if (!text) throw UserError(fmt::format("cannot read {}: {}", config_json.string(), why));
+  const nlohmann::json json = parse_json_input(*text, config_json.string());
   const std::string model_type = json.is_object() ? json.value("model_type", std::string()) : std::string();
   std::string known;
   for (const FamilyShape& family : families()) {

@@ -6,7 +6,7 @@
 
 namespace zt {
 
-nlohmann::json parse_json_input(std::istream& in, const std::string& what) {
+nlohmann::json parse_json_input(const std::string& text, const std::string& what) {
   const nlohmann::json::parser_callback_t depth_limit = [&](int depth, nlohmann::json::parse_event_t,
                                                             nlohmann::json&) {
     if (depth > kMaxJsonDepth)
@@ -14,7 +14,7 @@ nlohmann::json parse_json_input(std::istream& in, const std::string& what) {
     return true;
   };
   try {
-    return nlohmann::json::parse(in, depth_limit);
+    return nlohmann::json::parse(text, depth_limit);
   } catch (const nlohmann::json::parse_error& e) {
     throw UserError(fmt::format("{}: not valid JSON: {}", what, e.what()));
   }

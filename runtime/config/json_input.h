@@ -4,7 +4,6 @@
 // than a handful of levels.
 #pragma once
 
-#include <istream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +13,6 @@ namespace zt {
 inline constexpr int kMaxJsonDepth = 64;
 
 // Throws zt::UserError naming `what` on invalid JSON or nesting deeper than kMaxJsonDepth.
-nlohmann::json parse_json_input(std::istream& in, const std::string& what);
+nlohmann::json parse_json_input(const std::string& text, const std::string& what);
 
 }  // namespace zt

@@ -11,6 +11,7 @@
 #include "runtime/interop/hf_model_family.h"
 #include "runtime/interop/hf_tensor_layout.h"
 #include "runtime/interop/safetensors_file.h"
+#include "core/safe_file.h"
 
 namespace zt::interop {
 namespace fs = std::filesystem;
@@ -47,9 +48,12 @@ HfWeights::HfWeights(const fs::path& init_from, const models::Model& model) {
   // config.json beside the weights: the same computation (its shape was already taken by the
   // config loader for keys the config left out).
   const fs::path config_json = fs::is_directory(init_from) ? init_from / "config.json" : file.parent_path() / "config.json";
-  if (fs::exists(config_json)) {
-    std::ifstream in(config_json);
-    nlohmann::json json = nlohmann::json::parse(in, nullptr, false);
+  std::error_code error;
+  if (fs::exists(fs::symlink_status(config_json, error))) {
+    std::string why;
+    const std::optional<std::string> text = read_regular_file(config_json, why);
+    if (!text) throw UserError(fmt::format("cannot read {}: {}", config_json.string(), why));
+    nlohmann::json json = nlohmann::json::parse(*text, nullptr, false);
     if (json.is_discarded() || !json.is_object())
       problems.push_back(fmt::format("{} is not a JSON object", config_json.string()));
     else

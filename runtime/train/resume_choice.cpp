@@ -14,14 +14,14 @@
 #include "runtime/checkpoint/checkpoint_directory.h"
 #include "runtime/checkpoint/checkpoint_reader.h"
 #include "core/error.h"
+#include "core/safe_file.h"
 
 namespace zt {
 namespace {
 
 std::optional<std::string> read_text(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  std::string why;
+  return read_regular_file(path, why);
 }
 
 std::uint32_t crc32_of_text(const std::string& text) {

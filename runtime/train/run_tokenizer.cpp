@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "runtime/data/prepare_data.h"
+#include "core/safe_file.h"
 
 namespace zt {
 
@@ -17,8 +18,12 @@ std::unique_ptr<data::Tokenizer> run_tokenizer(const Config& config, std::string
   const std::filesystem::path summary =
       std::filesystem::path(config.data.train_files).parent_path() / std::string(data::kDatasetSummaryFile);
   if (kind.empty()) {
-    std::ifstream in(summary);
-    const nlohmann::json json = in ? nlohmann::json::parse(in, nullptr, false) : nlohmann::json();
+    std::string why;
+    const std::optional<std::string> text = read_regular_file(summary, why);
+    std::error_code error;
+    if (!text && std::filesystem::exists(std::filesystem::symlink_status(summary, error)))
+      throw UserError(fmt::format("cannot read {}: {}", summary.string(), why));
+    const nlohmann::json json = text ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
     if (json.is_object() && json.contains("tokenizer") && json["tokenizer"].is_string())
       kind = json["tokenizer"].get<std::string>();
     else if (config.model.vocab_size == 256)

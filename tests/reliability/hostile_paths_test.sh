@@ -4,8 +4,8 @@
 # a line break and a gnuplot `!command`; (2) symbolic links planted at the start-up write probe,
 # config.yaml and metrics.jsonl; (3) a manifest naming shard files outside its checkpoint; (4)
 # `export` into the checkpoint it reads, and a failed export over an earlier good file, (4b) an hf
-# export that fails or is killed midway; (5)
-# `prepare-data` with bad inputs over an existing dataset.
+# export that fails or is killed midway; (5) `prepare-data` with bad inputs over an existing
+# dataset; (6) named pipes at config.json, manifest.json and dataset.json.
 # usage: hostile_paths_test.sh ZEROTRAIN REPO MPIEXEC [FLAGS...]
 source "$(dirname "$0")/lib.sh"
 make_job
@@ -137,3 +137,27 @@ assert_eq "$(cat data/*.bin data/dataset.json | sha256sum)" "$before" "the datas
 "$ZEROTRAIN" prepare-data --input corpus.txt --input corpus.txt --output data >/dev/null 2>&1 || fail "a good prepare-data failed"
 assert_not_contains "$(cat data/*.bin data/dataset.json | sha256sum)" "$before" "the dataset after a good prepare-data"
 pass "prepare-data: bad inputs keep the existing dataset; good ones replace it"
+
+# (6) Named pipes where zerotrain reads a small file: opening one would wait for a writer forever
+# (and with it every rank, before the watchdog starts). Each is refused, naming the file.
+mkdir hf_fifo && mkfifo hf_fifo/config.json
+printf 'model:\n  init_from: hf_fifo\n' >fifo_init.yaml
+rc=0
+out=$(timeout -k 5 30 "$ZEROTRAIN" config --config fifo_init.yaml 2>&1) || rc=$?
+assert_eq "$rc" 1 "exit status with a named pipe as init_from's config.json"
+assert_contains "$out" "cannot read hf_fifo/config.json: a named pipe, not a regular file"
+mkdir -p fifo_ck && cp -r "$ck" fifo_ck/step_00000002 && cp -r "$ck" fifo_ck/step_00000009
+rm fifo_ck/step_00000009/manifest.json && mkfifo fifo_ck/step_00000009/manifest.json
+run_job 2 "$ZEROTRAIN" train --config config.yaml --set checkpoint.interval=2 --set checkpoint.dir=fifo_ck --resume auto
+assert_eq "$rc" 1 "exit status of --resume auto over a checkpoint whose manifest is a named pipe"
+assert_contains "$out" "fifo_ck/step_00000009/manifest.json is a named pipe, not a regular file"
+cp -r data data_fifo && rm data_fifo/dataset.json
+run_job 1 "$ZEROTRAIN" train --config config.yaml --set train.steps=2 --set checkpoint.interval=2 \
+  --set "data.train_files=data_fifo/train_*.bin" --set checkpoint.dir=fifo_run_ck --set logging.run_dir=fifo_run
+assert_eq "$rc" 0 "exit status of the run for sample; output: $out"
+mkfifo data_fifo/dataset.json
+rc=0
+out=$(timeout -k 5 30 "$ZEROTRAIN" sample --checkpoint fifo_run_ck/step_00000002 --prompt "line" 2>&1) || rc=$?
+assert_eq "$rc" 1 "exit status of sample with a named pipe as dataset.json"
+assert_contains "$out" "cannot read data_fifo/dataset.json: a named pipe, not a regular file"
+pass "named pipes as config.json, manifest.json and dataset.json: refused, named, no hang"
