@@ -82,6 +82,24 @@ for name, ns in sorted(ranks.items()):
     print(name, " ".join(map(str, sorted(ns))), sep="\t")
 ' > "$kit/tests/ranks.tsv"
 
+# Only test binaries with CUDA cases travel: the tests part runs nothing else, and CPU-only test
+# binaries (most of them, a few MiB each) would push the kit over its size limit.
+cuda_filter=$(cat tools/gpu-kit/cuda-test-filter)
+dropped=0
+for bin in "$kit"/tests/*_test "$kit"/tests/test_*; do
+  [ -f "$bin" ] || continue
+  name=${bin##*/}
+  if grep -q "^$name	" "$kit/tests/ranks.tsv"; then
+    listed=$(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 1 "$bin" --gtest_list_tests \
+      --gtest_filter="$cuda_filter" 2>&1) || die "$name cannot list its test cases: $listed"
+  else
+    listed=$("$bin" --gtest_list_tests --gtest_filter="$cuda_filter" 2>&1) || die "$name cannot list its test cases: $listed"
+  fi
+  grep -q '^  ' <<<"$listed" || { rm "$bin"; dropped=$((dropped + 1)); }
+done
+[ -n "$(ls "$kit"/tests/*_test "$kit"/tests/test_* 2>/dev/null)" ] || die "no test binary in $build has CUDA cases ($cuda_filter)"
+say "test binaries without CUDA cases left out: $dropped"
+
 # Open MPI's launcher (orterun is mpirun), its daemon, plugins, help files; PMIx's plugins and help.
 ompi_pkglib=/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3
 pmix_root=/usr/lib/x86_64-linux-gnu/pmix2
@@ -167,7 +185,8 @@ cp configs/*.yaml "$kit/configs/"
 ZEROTRAIN="$build/zerotrain" ZT_DATA_DIR="$kit/data/fortunes" bash scripts/prepare-default-data.sh >/dev/null
 cp bench/perf_gpu.py bench/perf_common.py bench/perf_peer.py "$kit/bench/"
 cp tools/torch_gpt2_gpu.py tools/torch_gpt2_peer.py "$kit/tools/"
-cp tools/gpu-kit/run.sh tools/gpu-kit/env.sh tools/gpu-kit/unpack.sh tools/gpu-kit/*.py "$kit/tools/gpu-kit/"
+cp tools/gpu-kit/run.sh tools/gpu-kit/env.sh tools/gpu-kit/unpack.sh tools/gpu-kit/cuda-test-filter tools/gpu-kit/*.py \
+  "$kit/tools/gpu-kit/"
 ln -s tools/gpu-kit/run.sh "$kit/run.sh"
 commit=$(git rev-parse --short=12 HEAD)
 [ -z "$(git status --porcelain --untracked-files=no)" ] || commit="$commit (+ uncommitted changes)"

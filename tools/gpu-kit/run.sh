@@ -48,7 +48,7 @@ train() {
 }
 mpi() { mpirun --bind-to none -np "$@"; }
 kit_run=$kit/libexec/kit-run
-cuda_filter='*Cuda*:*CUDA*:*Gpu*:*GPU*:*Nccl*:*NCCL*'
+cuda_filter=$(cat "$kit/tools/gpu-kit/cuda-test-filter")  # the cases the kit runs; build.sh packs their binaries
 
 part_tests() {  # (1) every CUDA case of every test binary, multi-rank ones under the kit's mpirun
   local runs=$logs/tests.tsv bin name ranks counts n listed log status
