@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
+#include <optional>
 
 #include "models/gpt2.h"
 #include "models/gpt2_hf_names.h"
@@ -102,6 +105,42 @@ HfModelFamily hf_model_family(const models::Model& model) {
                               model.name()));
 }
 
+namespace {
+
+// RoPE scaling changes every position's rotation: the checkpoint's must be the run's. zerotrain
+// implements Llama 3's ("llama3"); another kind is refused, and so is scaling on one side only.
+std::optional<std::string> rope_scaling_difference(const nlohmann::ordered_json& ours, const nlohmann::json& theirs) {
+  const nlohmann::json none;
+  const nlohmann::json& given = theirs.contains("rope_scaling") ? theirs["rope_scaling"] : none;
+  const bool run_scales = ours.contains("rope_scaling") && !ours["rope_scaling"].is_null();
+  if (given.is_null()) {
+    if (!run_scales) return std::nullopt;
+    return "rope_scaling is null; the run's model scales RoPE (model.rope_scaling_factor > 0)";
+  }
+  if (!given.is_object()) return fmt::format("rope_scaling is {}; expected an object or null", given.dump());
+  const std::string kind = given.contains("rope_type") ? given.value("rope_type", std::string())
+                                                        : given.value("type", std::string());
+  if (kind != "llama3")
+    return fmt::format("rope_scaling of type '{}' is not one zerotrain implements (llama3 only)", kind);
+  const std::array<std::pair<const char*, const char*>, 4> keys{{{"factor", "model.rope_scaling_factor"},
+                                                                 {"low_freq_factor", "model.rope_low_freq_factor"},
+                                                                 {"high_freq_factor", "model.rope_high_freq_factor"},
+                                                                 {"original_max_position_embeddings",
+                                                                  "model.rope_original_max_position"}}};
+  if (!run_scales)
+    return fmt::format("rope_scaling is llama3 ({}); the run's model has none: set {} to its values",
+                       given.dump(), "model.rope_scaling_factor, rope_low_freq_factor, rope_high_freq_factor and "
+                                     "rope_original_max_position");
+  for (const auto& [key, zerotrain_key] : keys) {
+    const double theirs_value = given.value(key, 0.0), ours_value = ours["rope_scaling"].value(key, 0.0);
+    if (std::abs(theirs_value - ours_value) > 1e-6 * std::max(1.0, std::abs(ours_value)))
+      return fmt::format("rope_scaling.{} is {}; the run's {} is {}", key, theirs_value, zerotrain_key, ours_value);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::vector<std::string> hf_config_differences(const HfModelFamily& family, const nlohmann::json& config_json) {
   std::vector<std::string> problems;
   const std::string model_type = config_json.value("model_type", std::string());
@@ -144,6 +183,8 @@ std::vector<std::string> hf_config_differences(const HfModelFamily& family, cons
     const bool tied = config_json.value("tie_word_embeddings", true);
     if (tied != family.config_json.value("tie_word_embeddings", true))
       problems.push_back(fmt::format("tie_word_embeddings is {}; the run's model.tie_embeddings is {}", tied, !tied));
+    if (std::optional<std::string> problem = rope_scaling_difference(family.config_json, config_json))
+      problems.push_back(*problem);
   }
   return problems;
 }
