@@ -77,6 +77,11 @@ std::vector<std::pair<std::string, std::int64_t>> hf_config_shape(const std::fil
     }
     return shape;
   }
+  if (model_type == "llama" || model_type == "qwen3")
+    throw UserError(fmt::format("{}: model_type '{}' loads, but its shape is not read from config.json: set "
+                                "model.preset (llama-tiny, smollm-135m, llama-3.2-1b), or model.type: llama, "
+                                "model.preset: none and every model.* shape key",
+                                config_json.string(), model_type));
   throw UserError(fmt::format("{}: model_type '{}' cannot be loaded by zerotrain (supported: {})", config_json.string(),
                               model_type, known));
 }

@@ -127,9 +127,16 @@ PreparedDataset prepare_data(const PrepareDataOptions& options, Tokenizer& token
   std::vector<std::uint16_t> tokens;
 
   for (const auto& input : options.inputs) {
-    if (!std::filesystem::is_regular_file(input)) {
+    std::error_code error;
+    const std::filesystem::file_status status = std::filesystem::status(input, error);
+    if (!std::filesystem::exists(status))
       throw UserError(fmt::format("{}: no such input text file", input.string()));
-    }
+    if (!std::filesystem::is_regular_file(status))
+      throw UserError(fmt::format("{}: is {}, not a text file (name the text files themselves)", input.string(),
+                                  std::filesystem::is_directory(status) ? "a directory"
+                                  : std::filesystem::is_fifo(status)    ? "a named pipe"
+                                  : std::filesystem::is_character_file(status) ? "a character device"
+                                                                               : "not a regular file"));
     const MappedFile file(input);
     const std::string_view text(reinterpret_cast<const char*>(file.bytes().data()), file.size());
     const DocumentRule rule = resolve_document_rule(text, options.document_rule);

@@ -712,6 +712,15 @@ TEST(ConfigReference, DescribesEveryKeyAndPreset) {
 namespace zt {
 namespace {
 
+TEST(ConfigInitFrom, ALlamaWithoutAPresetIsToldHowToLoadIt) {
+  const std::filesystem::path dir = std::filesystem::path(testing::TempDir()) / "hf_llama_shape";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "config.json") << R"({"model_type": "llama", "num_hidden_layers": 2})";
+  const std::string error = parse_error("model:\n  init_from: " + dir.string() + "\n");
+  expect_contains(error, {"model_type 'llama' loads, but its shape is not read from config.json: set model.preset"});
+  EXPECT_EQ(error.find("cannot be loaded"), std::string::npos) << error;
+}
+
 TEST(ConfigInitFrom, ShapesFromConfigJsonGetTheSchemasRanges) {
   // n_head 0 once divided by zero in the loader's checks; 2^64 - 1 wrapped to -1.
   const std::vector<std::pair<std::string, std::string>> cases = {

@@ -122,6 +122,12 @@ TEST_F(PrepareDataTest, Gpt2DocumentsStartWithEndOfText) {
 TEST_F(PrepareDataTest, Errors) {
   options.inputs = {dir / "absent.txt"};
   EXPECT_USER_ERROR(prepare_data(options, tokenizer), "absent.txt", "no such input text file");
+  // Something that is there but is not a text file is named as what it is, not as missing.
+  std::filesystem::create_directories(dir / "a_dir");
+  options.inputs = {dir / "a_dir"};
+  EXPECT_USER_ERROR(prepare_data(options, tokenizer), "is a directory, not a text file");
+  options.inputs = {"/dev/null"};
+  EXPECT_USER_ERROR(prepare_data(options, tokenizer), "/dev/null: is a character device, not a text file");
   options.inputs = {dir.write("nul.txt", std::string("ok\n\nbad\0byte\n", 13))};
   EXPECT_USER_ERROR(prepare_data(options, tokenizer), "nul.txt", "document 2", "NUL byte");
   options.inputs = {dir.write("blank.txt", "\n \n")};
