@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <system_error>
 
 #include <fmt/format.h>
 
@@ -97,6 +98,20 @@ void AtomicFile::commit() {
   }
 }
 
+TemporaryDirectory::TemporaryDirectory(const std::filesystem::path& name_prefix) {
+  std::string name = name_prefix.string() + "XXXXXX";
+  if (::mkdtemp(name.data()) == nullptr) {
+    const std::filesystem::path parent = name_prefix.has_parent_path() ? name_prefix.parent_path() : ".";
+    throw_errno("cannot create a temporary directory in it", parent, errno);
+  }
+  path_ = name;
+}
+
+TemporaryDirectory::~TemporaryDirectory() {
+  std::error_code ignored;  // a leftover temporary directory is not worth failing for
+  if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
+}
+
 std::optional<std::string> read_regular_file(const std::filesystem::path& path, std::string& why) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
@@ -104,9 +119,13 @@ std::optional<std::string> read_regular_file(const std::filesystem::path& path, 
     return std::nullopt;
   }
   struct stat info {};
-  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
-    why = S_ISREG(info.st_mode) || info.st_mode == 0 ? std::string(std::strerror(errno))
-                                                    : fmt::format("{}, not a regular file", kind_of(info.st_mode));
+  if (::fstat(fd, &info) != 0) {
+    why = std::strerror(errno);
+    ::close(fd);
+    return std::nullopt;
+  }
+  if (!S_ISREG(info.st_mode)) {
+    why = fmt::format("{}, not a regular file", kind_of(info.st_mode));
     ::close(fd);
     return std::nullopt;
   }

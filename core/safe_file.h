@@ -51,6 +51,24 @@ class AtomicFile {
   int fd_ = -1;
 };
 
+// A fresh directory made under a unique name (mkdtemp: nothing planted there is reused),
+// `name_prefix` followed by six random characters, e.g. "out/.prepare-data." -> out/.prepare-data.Ab12Cd.
+// Removed with everything in it when the object goes, unless keep() was called (after it was
+// renamed into place, say). Throws zt::UserError naming the parent directory and the reason.
+class TemporaryDirectory {
+ public:
+  explicit TemporaryDirectory(const std::filesystem::path& name_prefix);
+  ~TemporaryDirectory();
+  TemporaryDirectory(const TemporaryDirectory&) = delete;
+  TemporaryDirectory& operator=(const TemporaryDirectory&) = delete;
+
+  const std::filesystem::path& path() const { return path_; }
+  void keep() { path_.clear(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
 // AtomicFile in one call.
 void write_file_atomically(const std::filesystem::path& target, std::string_view text);
 

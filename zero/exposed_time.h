@@ -31,7 +31,7 @@ class ExposedTime {
       return;
     }
     const auto start = std::chrono::steady_clock::now();
-    const bool blocks = timeline && !work.is_completed();
+    const bool blocks = timeline != nullptr;  // not completed: it may block
     Event before = stream.record();
     work.wait(stream);
     waits_.emplace_back(std::move(before), stream.record());

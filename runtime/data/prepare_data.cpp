@@ -1,10 +1,6 @@
 #include "runtime/data/prepare_data.h"
 
-#include <stdlib.h>
-
-#include <cerrno>
 #include <cmath>
-#include <cstring>
 #include <fstream>
 #include <system_error>
 
@@ -13,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "core/safe_file.h"
 #include "runtime/data/mapped_file.h"
 #include "runtime/data/shard_writer.h"
 
@@ -40,28 +37,6 @@ void remove_earlier_output(const std::filesystem::path& dir) {
     if (is_shard || name == kDatasetSummaryFile) std::filesystem::remove(entry.path(), ignored);
   }
 }
-
-// A fresh directory inside the output directory (so that its files rename into place on the
-// same filesystem), removed with whatever is left in it when the object goes away.
-class StagingDirectory {
- public:
-  explicit StagingDirectory(const std::filesystem::path& parent) {
-    std::string name = (parent / ".prepare-data.XXXXXX").string();
-    if (::mkdtemp(name.data()) == nullptr)
-      throw UserError(fmt::format("{}: cannot create a staging directory in it: {}", parent.string(), std::strerror(errno)));
-    path_ = name;
-  }
-  ~StagingDirectory() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  StagingDirectory(const StagingDirectory&) = delete;
-  StagingDirectory& operator=(const StagingDirectory&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
 
 // Replaces the earlier dataset in `dir` by the files built in `staging` (a rename each).
 void swap_in(const std::filesystem::path& staging, const std::filesystem::path& dir, PreparedDataset& dataset) {
@@ -113,7 +88,8 @@ PreparedDataset prepare_data(const PrepareDataOptions& options, Tokenizer& token
   if (error) throw UserError(fmt::format("{}: cannot create the output directory: {}", options.output_dir.string(), error.message()));
   // Everything is built aside and swapped in only once it is complete: bad inputs (or a full disk)
   // leave the earlier dataset as it was.
-  const StagingDirectory staging(options.output_dir);
+  // Inside the output directory, so that its files rename into place on the same filesystem.
+  const TemporaryDirectory staging(options.output_dir / ".prepare-data.");
 
   PreparedDataset dataset;
   dataset.tokenizer = tokenizer.name();

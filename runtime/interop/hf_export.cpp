@@ -1,7 +1,6 @@
 #include "runtime/interop/hf_export.h"
 
 #include <fmt/format.h>
-#include <stdlib.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -11,42 +10,13 @@
 #include <vector>
 
 #include "core/error.h"
-
+#include "core/safe_file.h"
 #include "runtime/checkpoint/checkpoint_file_io.h"
 #include "runtime/interop/hf_model_family.h"
 #include "runtime/interop/hf_tensor_layout.h"
 #include "runtime/interop/safetensors_file.h"
 
 namespace zt::interop {
-
-namespace {
-
-// A directory made beside `target` under a fresh name, removed again unless keep() was called.
-class TemporaryDirectory {
- public:
-  explicit TemporaryDirectory(const std::filesystem::path& target) {
-    const std::filesystem::path parent = target.has_parent_path() ? target.parent_path() : ".";
-    std::filesystem::create_directories(parent);
-    std::string name = (parent / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
-    if (::mkdtemp(name.data()) == nullptr)
-      throw UserError(fmt::format("{}: cannot create a temporary directory beside it: {}", target.string(),
-                                  std::strerror(errno)));
-    path_ = name;
-  }
-  ~TemporaryDirectory() {
-    std::error_code ignored;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
-  }
-  TemporaryDirectory(const TemporaryDirectory&) = delete;
-  TemporaryDirectory& operator=(const TemporaryDirectory&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-  void keep() { path_.clear(); }
-
- private:
-  std::filesystem::path path_;
-};
-
-}  // namespace
 
 HfExportResult export_hf(checkpoint::CheckpointReader& reader, const models::Model& model,
                          const std::filesystem::path& dir) {
@@ -62,7 +32,9 @@ HfExportResult export_hf(checkpoint::CheckpointReader& reader, const models::Mod
     throw UserError(fmt::format("{} already exists{}; export --format hf writes a new directory (remove it, or name "
                                 "another)",
                                 dir.string(), std::filesystem::is_directory(existing) ? " and is not empty" : ""));
-  TemporaryDirectory staging(dir);
+  const std::filesystem::path parent = dir.has_parent_path() ? dir.parent_path() : ".";
+  std::filesystem::create_directories(parent);
+  TemporaryDirectory staging(parent / ("." + dir.filename().string() + ".tmp-"));
 
   SafetensorsWriter writer;
   for (const models::HfTensorMapping& m : family.tensors)
@@ -83,7 +55,7 @@ HfExportResult export_hf(checkpoint::CheckpointReader& reader, const models::Mod
   if (std::rename(staging.path().c_str(), dir.c_str()) != 0)
     throw UserError(fmt::format("{}: cannot move the export into place: {}", dir.string(), std::strerror(errno)));
   staging.keep();
-  checkpoint::sync_directory(dir.has_parent_path() ? dir.parent_path() : ".");
+  checkpoint::sync_directory(parent);
   return result;
 }
 

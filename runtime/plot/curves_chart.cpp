@@ -9,7 +9,6 @@
 #include "core/error.h"
 #include "core/safe_file.h"
 #include "runtime/plot/gnuplot.h"
-#include "runtime/plot/scratch_directory.h"
 
 namespace zt::plot {
 namespace {
@@ -67,7 +66,8 @@ unset multiplot
 }  // namespace
 
 void draw_curves(const MetricsSeries& series, std::string_view title, const std::filesystem::path& png) {
-  ScratchDirectory scratch("zerotrain-plot");
+  // A private directory under the system's temp directory for gnuplot's inputs and picture.
+  const TemporaryDirectory scratch(std::filesystem::temp_directory_path() / "zerotrain-plot-");
   write_train_data(series, scratch.path() / "train.dat");
   write_val_data(series, scratch.path() / "val.dat");
   const std::filesystem::path script = scratch.path() / "curves.gp";

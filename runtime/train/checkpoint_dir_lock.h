@@ -20,7 +20,6 @@ class CheckpointDirLock {
   // Takes the lock of `dir` (which exists), or returns one that holds nothing and sets `problem`
   // to why: another run holds it ("held by pid 1234 on host n1"), or the lock file cannot be opened.
   static CheckpointDirLock take(const std::filesystem::path& dir, std::string& problem);
-  bool held() const { return fd_ >= 0; }
 
  private:
   int fd_ = -1;
