@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "models/gpt2_blocks.h"
+#include "models/gpt2_hf_names.h"
 
 namespace zt::models {
 
@@ -40,5 +41,7 @@ GPT2::GPT2(const GPT2Config& config) : config_(config) {
   for (int l = 0; l < config_.n_layer; ++l) blocks_.push_back(std::make_unique<GPT2TransformerBlock>(config_, l));
   blocks_.push_back(std::make_unique<GPT2HeadBlock>(config_, embedding_layout));
 }
+
+std::optional<HfDescription> GPT2::hf_description() const { return gpt2_hf_description(config_); }
 
 }  // namespace zt::models

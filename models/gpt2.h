@@ -33,6 +33,8 @@ class GPT2 final : public Model {
   std::string name() const override { return "gpt2"; }
   InputKind input_kind() const override { return InputKind::tokens; }
   int max_seq_len() const override { return config_.block_size; }
+  int vocab_size() const override { return config_.vocab_size; }
+  std::optional<HfDescription> hf_description() const override;
 
  private:
   GPT2Config config_;

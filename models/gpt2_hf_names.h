@@ -12,4 +12,8 @@ namespace zt::models {
 // lm_head.weight is not listed (save_pretrained leaves it out too).
 std::vector<HfTensorMapping> gpt2_hf_tensors(const GPT2Config& config);
 
+// The table, GPT2LMHeadModel's config.json (gelu_new, epsilon 1e-5, tied head, no dropout), and
+// the buffers a checkpoint may hold besides (the attention mask).
+HfDescription gpt2_hf_description(const GPT2Config& config);
+
 }  // namespace zt::models

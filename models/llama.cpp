@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "models/llama_blocks.h"
+#include "models/llama_hf_names.h"
 
 namespace zt::models {
 
@@ -54,5 +55,7 @@ Llama::Llama(const LlamaConfig& config) : config_(config) {
   for (int l = 0; l < config_.n_layer; ++l) blocks_.push_back(std::make_unique<LlamaDecoderBlock>(config_, l));
   blocks_.push_back(std::make_unique<LlamaHeadBlock>(config_, embedding_layout));
 }
+
+std::optional<HfDescription> Llama::hf_description() const { return llama_hf_description(config_); }
 
 }  // namespace zt::models

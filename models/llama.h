@@ -47,6 +47,8 @@ class Llama final : public Model {
   std::string name() const override { return "llama"; }
   InputKind input_kind() const override { return InputKind::tokens; }
   int max_seq_len() const override { return config_.block_size; }
+  int vocab_size() const override { return config_.vocab_size; }
+  std::optional<HfDescription> hf_description() const override;
 
  private:
   LlamaConfig config_;

@@ -15,4 +15,7 @@ namespace zt::models {
 // not listed (save_pretrained leaves it out too); untied, it maps to the head's lm_head.weight.
 std::vector<HfTensorMapping> llama_hf_tensors(const LlamaConfig& config);
 
+// The table and LlamaForCausalLM's config.json (Qwen3ForCausalLM's with QK-norm).
+HfDescription llama_hf_description(const LlamaConfig& config);
+
 }  // namespace zt::models

@@ -119,4 +119,9 @@ void mlp_synthetic_batch(const MLPConfig& config, std::uint64_t seed, int rows, 
   }
 }
 
+void MLP::synthetic_batch(std::uint64_t seed, int rows, std::vector<float>& features,
+                          std::vector<std::int32_t>& labels) const {
+  mlp_synthetic_batch(config_, seed, rows, features, labels);
+}
+
 }  // namespace zt::models

@@ -27,6 +27,8 @@ class MLP final : public Model {
   InputKind input_kind() const override { return InputKind::features; }
   int input_width() const override { return config_.input_width; }
   int max_seq_len() const override { return 1 << 16; }
+  void synthetic_batch(std::uint64_t seed, int rows, std::vector<float>& features,
+                       std::vector<std::int32_t>& labels) const override;
 
  private:
   MLPConfig config_;

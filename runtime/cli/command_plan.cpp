@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "models/family.h"
 #include "runtime/cli/command.h"
 #include "runtime/cli/numeric_option.h"
 #include "runtime/cli/config_options.h"
@@ -135,7 +136,7 @@ int run(const po::variables_map& options, std::ostream& out) {
                                 "computes in fp32)",
                                 dtype_name(config.precision.dtype)));
   auto model = build_model(config.model);
-  const int seq_len = config.model.type == ModelType::mlp ? 1 : static_cast<int>(effective_seq_len(config));
+  const int seq_len = models::positions_per_row(config.model, effective_seq_len(config));
   const int micro_batch = static_cast<int>(config.train.train_micro_batch_size_per_gpu);
   std::optional<PredictOptions> predict;
   if (options["predict"].as<bool>()) {

@@ -5,7 +5,7 @@
 #include <ostream>
 #include <string>
 
-#include "models/gpt2.h"
+#include "models/family.h"
 #include "runtime/checkpoint/checkpoint_reader.h"
 #include "runtime/cli/command.h"
 #include "runtime/cli/numeric_option.h"
@@ -40,8 +40,8 @@ int run(const po::variables_map& options, std::ostream& out) {
 
   checkpoint::CheckpointReader reader(options["checkpoint"].as<std::string>());
   const Config config = reader.config();
-  if (config.model.type != ModelType::gpt2)
-    throw UserError(fmt::format("checkpoint {} holds a {} model; only language models (gpt2) generate text",
+  if (!models::model_family(config.model.type).reads_tokens())
+    throw UserError(fmt::format("checkpoint {} holds a {} model; only token models (gpt2, llama) generate text",
                                 reader.dir().string(), choice_name(config.model.type)));
   auto tokenizer = run_tokenizer(config, options.count("tokenizer") ? options["tokenizer"].as<std::string>() : "",
                                  options.count("vocab") ? options["vocab"].as<std::string>() : "",
@@ -55,7 +55,7 @@ int run(const po::variables_map& options, std::ostream& out) {
     reader.read_kind("master", b, 0, numel, params.data() + offset);
     offset += numel;
   }
-  TextSampler sampler(static_cast<const models::GPT2&>(*model), params);
+  TextSampler sampler(*model, params);
 
   std::vector<std::uint16_t> prompt_ids;
   tokenizer->encode(options["prompt"].as<std::string>(), prompt_ids);

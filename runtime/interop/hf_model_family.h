@@ -1,7 +1,7 @@
 // What exchanging weights with Hugging Face `transformers` takes for one model family: the tensor
 // table (models/hf_tensor_map.h), the config.json written with an export, and the checks of a
-// config.json that is imported. GPT-2 and the Llama family (Llama, and Qwen3 with QK-norm); another
-// family adds a case in hf_model_family.cpp.
+// config.json that is imported. GPT-2 and the Llama family (Llama, and Qwen3 with QK-norm) describe
+// themselves (Model::hf_description); a model without a description has no counterpart.
 #pragma once
 
 #include <string>
@@ -14,17 +14,8 @@
 
 namespace zt::interop {
 
-struct HfModelFamily {
-  std::string model_type;  // config.json's model_type, e.g. "gpt2"
-  std::vector<models::HfTensorMapping> tensors;
-  // config.json for `transformers.AutoConfig` (every shape field, activation, epsilon, tying).
-  nlohmann::ordered_json config_json;
-  // Tensors a Hugging Face checkpoint may hold that are not parameters here (buffers such as
-  // GPT-2's attention mask, the LM head tied to wte): matched by name suffix, skipped on import.
-  std::vector<std::string> ignored_suffixes;
-  // A prefix some checkpoints leave out (GPT2Model rather than GPT2LMHeadModel): "transformer.".
-  std::string optional_prefix;
-};
+// What a model family tells of its Hugging Face counterpart (models/hf_tensor_map.h).
+using HfModelFamily = models::HfDescription;
 
 // Throws zt::UserError when the model has no Hugging Face counterpart (e.g. the mlp).
 HfModelFamily hf_model_family(const models::Model& model);

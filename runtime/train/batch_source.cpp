@@ -12,16 +12,16 @@ void TokenBatches::next(models::Activations& acts) {
   acts.set_tokens(inputs_, targets_);
 }
 
-SyntheticBatches::SyntheticBatches(models::MLPConfig config, int batch_size, int rank, int world_size,
+SyntheticBatches::SyntheticBatches(const models::Model& model, int batch_size, int rank, int world_size,
                                    std::uint64_t seed)
-    : config_(config), batch_size_(batch_size), rank_(rank), world_size_(world_size), seed_(seed) {}
+    : model_(model), batch_size_(batch_size), rank_(rank), world_size_(world_size), seed_(seed) {}
 
 void SyntheticBatches::next(models::Activations& acts) {
-  const int rows = acts.B() * acts.T();  // every (b, t) position is one sample of the MLP task
-  models::mlp_synthetic_batch(config_, seed_ + next_batch_, rows * world_size_, features_, labels_);
+  const int rows = acts.B() * acts.T();  // every (b, t) position is one sample of the task
+  model_.synthetic_batch(seed_ + next_batch_, rows * world_size_, features_, labels_);
   ++next_batch_;
   const std::size_t first = static_cast<std::size_t>(rank_) * rows;
-  const std::size_t width = static_cast<std::size_t>(config_.input_width);
+  const std::size_t width = static_cast<std::size_t>(model_.input_width());
   acts.set_features(std::span(features_).subspan(first * width, rows * width),
                     std::span(labels_).subspan(first, rows));
 }

@@ -1,5 +1,5 @@
-// Where a rank's micro-batches come from: token shards through the TokenLoader (GPT-2), or the
-// MLP's synthetic task. Either way each rank gets its own rows of every global batch, and the
+// Where a rank's micro-batches come from: token shards through the TokenLoader (token models), or a
+// feature model's synthetic task (the MLP). Either way each rank gets its own rows of every global batch, and the
 // position can be saved and restored with a checkpoint.
 #pragma once
 
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "models/activations.h"
-#include "models/mlp.h"
+#include "models/model.h"
 #include "runtime/data/token_loader.h"
 
 namespace zt {
@@ -35,17 +35,18 @@ class TokenBatches final : public BatchSource {
   std::vector<std::int32_t> inputs_, targets_;  // (B, T), reused every micro-batch
 };
 
-// Global batch g of the MLP task is mlp_synthetic_batch(seed + g) of world_size * B rows; rank r
-// takes rows [r*B, (r+1)*B).
+// Global batch g of a feature model's task is model.synthetic_batch(seed + g) of world_size * B
+// rows; rank r takes rows [r*B, (r+1)*B).
 class SyntheticBatches final : public BatchSource {
  public:
-  SyntheticBatches(models::MLPConfig config, int batch_size, int rank, int world_size, std::uint64_t seed);
+  // model outlives the source.
+  SyntheticBatches(const models::Model& model, int batch_size, int rank, int world_size, std::uint64_t seed);
   void next(models::Activations& acts) override;
   data::LoaderPosition position() const override { return {0, next_batch_}; }
   void restore(data::LoaderPosition position) override { next_batch_ = position.window; }
 
  private:
-  models::MLPConfig config_;
+  const models::Model& model_;
   int batch_size_, rank_, world_size_;
   std::uint64_t seed_;
   std::uint64_t next_batch_ = 0;

@@ -8,6 +8,7 @@
 #include "comm/make_communicator.h"
 #include "comm/mpi_bootstrap.h"
 #include "models/compute_context.h"
+#include "models/family.h"
 #include "runtime/checkpoint/checkpoint_reader.h"
 #include "core/error.h"
 #include "runtime/train/batch_source.h"
@@ -19,8 +20,8 @@ namespace zt {
 EvalResult evaluate_checkpoint(const EvalOptions& options) {
   checkpoint::CheckpointReader reader(options.checkpoint);
   Config config = reader.config();
-  if (config.model.type != ModelType::gpt2)
-    throw UserError(fmt::format("zerotrain eval: checkpoint {} holds a {} model; eval scores token models (gpt2)",
+  if (!models::model_family(config.model.type).reads_tokens())
+    throw UserError(fmt::format("zerotrain eval: checkpoint {} holds a {} model; eval scores token models (gpt2, llama)",
                                 options.checkpoint.string(), choice_name(config.model.type)));
   EvalResult result;
   result.data = !options.data.empty() ? options.data : !config.data.val_files.empty() ? config.data.val_files

@@ -10,18 +10,15 @@
 
 #include "models/compute_context.h"
 #include "models/model_state.h"
-#include "runtime/train/job_settings.h"
+#include "models/family.h"
 
 namespace zt {
 
 MeasuredComputeRate measure_cpu_compute_rate(const ModelConfig& config, int micro_batch, int seq_len, int threads,
                                              double min_seconds) {
-  ModelConfig one_layer = config;
-  if (config.type != ModelType::mlp) {
-    one_layer.n_layer = 1;
-    one_layer.vocab_size = std::min<std::int64_t>(config.vocab_size, 256);
-  }
-  const auto model = build_model(one_layer);
+  const models::ModelFamily& family = models::model_family(config.type);
+  const ModelConfig measured = family.measurement_copy(config);
+  const auto model = family.build(measured);
   models::ModelState state(*model, Device::cpu(), DType::f32);
   state.init(1);
   models::Activations acts(*model, micro_batch, seq_len, Device::cpu(), DType::f32);
@@ -72,7 +69,7 @@ MeasuredComputeRate measure_cpu_compute_rate(const ModelConfig& config, int micr
   return {flops / median,
           fmt::format("measured: forward + backward of {} ({} x {} tokens, {}), {} CPU thread(s), median of {} runs",
                       fmt::join(names, ", "), micro_batch, seq_len,
-                      config.type == ModelType::mlp ? "the model itself" : "one-layer copy of the model", threads,
+                      measured == config ? "the model itself" : "one-layer copy of the model", threads,
                       seconds.size())};
 }
 

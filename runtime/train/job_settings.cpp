@@ -4,51 +4,12 @@
 
 #include "core/device_ops.h"
 #include "core/error.h"
-#include "models/gpt2.h"
-#include "models/llama.h"
-#include "models/mlp.h"
+#include "models/family.h"
 
 namespace zt {
 
 std::unique_ptr<models::Model> build_model(const ModelConfig& config) {
-  if (config.type == ModelType::mlp) {
-    models::MLPConfig mlp;
-    mlp.input_width = 32;
-    mlp.hidden_width = static_cast<int>(config.mlp_hidden);
-    mlp.n_hidden = static_cast<int>(config.mlp_layers);
-    mlp.n_classes = 8;
-    return std::make_unique<models::MLP>(mlp);
-  }
-  if (config.type == ModelType::llama) {
-    models::LlamaConfig llama;
-    llama.n_layer = static_cast<int>(config.n_layer);
-    llama.n_head = static_cast<int>(config.n_head);
-    llama.n_kv_head = static_cast<int>(config.n_kv_head > 0 ? config.n_kv_head : config.n_head);
-    llama.n_embd = static_cast<int>(config.n_embd);
-    llama.intermediate_size =
-        static_cast<int>(config.intermediate_size > 0 ? config.intermediate_size : 4 * config.n_embd);
-    llama.vocab_size = static_cast<int>(config.vocab_size);
-    llama.block_size = static_cast<int>(config.block_size);
-    llama.rope_theta = config.rope_theta;
-    llama.rope_scaling = {static_cast<float>(config.rope_scaling_factor), static_cast<float>(config.rope_low_freq_factor),
-                          static_cast<float>(config.rope_high_freq_factor),
-                          static_cast<int>(config.rope_original_max_position)};
-    llama.rms_norm_eps = static_cast<float>(config.rms_norm_eps);
-    llama.tie_embeddings = config.tie_embeddings;
-    llama.qk_norm = config.qk_norm;
-    return std::make_unique<models::Llama>(llama);
-  }
-  models::GPT2Config gpt2;
-  gpt2.n_layer = static_cast<int>(config.n_layer);
-  gpt2.n_head = static_cast<int>(config.n_head);
-  gpt2.n_embd = static_cast<int>(config.n_embd);
-  gpt2.vocab_size = static_cast<int>(config.vocab_size);
-  // Padding the vocabulary to a multiple of 64 keeps the GPU LM-head product aligned; the small
-  // byte-level vocabularies are left as they are.
-  gpt2.padded_vocab_size = config.vocab_size > 1024 ? static_cast<int>((config.vocab_size + 63) / 64 * 64)
-                                                    : static_cast<int>(config.vocab_size);
-  gpt2.block_size = static_cast<int>(config.block_size);
-  return std::make_unique<models::GPT2>(gpt2);
+  return models::model_family(config.type).build(config);
 }
 
 namespace {

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "models/family.h"
 #include "runtime/config/config_schema.h"
 #include "core/log.h"
 #include "comm/mpi_check.h"
@@ -83,7 +84,7 @@ RankFingerprint fingerprint_of(const Config& config) {
   RankFingerprint fingerprint;
   for (const ConfigKey& key : config_keys())
     if (!is_rank_local_key(key.path)) fingerprint.config.emplace_back(key.path, format_config_value(key, key.read(config)));
-  if (config.model.type == ModelType::mlp) return fingerprint;  // synthetic data: no files
+  if (!models::model_family(config.model.type).reads_tokens()) return fingerprint;  // synthetic data: no files
   try {
     fingerprint.train_files = digest_data_files(config.data.train_files);
     if (!config.data.val_files.empty() && config.train.eval_interval > 0)

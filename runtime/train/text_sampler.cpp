@@ -7,14 +7,16 @@
 #include <numeric>
 #include <random>
 #include <stdexcept>
+#include <string>
 
 #include "core/error.h"
 
 namespace zt {
 
-TextSampler::TextSampler(const models::GPT2& model, const std::vector<float>& params_f32)
+TextSampler::TextSampler(const models::Model& model, const std::vector<float>& params_f32)
     : model_(model), ctx_(models::ComputeContext::cpu(1)),
       state_(std::make_unique<models::ModelState>(model, Device::cpu(), DType::f32)) {
+  if (model.vocab_size() == 0) throw UserError(fmt::format("a {} model does not generate text", model.name()));
   state_->set_params_f32(params_f32);
 }
 
@@ -44,15 +46,23 @@ std::int32_t choose_token(std::span<const float> logits, double temperature, int
 std::vector<std::int32_t> TextSampler::generate(std::span<const std::int32_t> prompt, const SampleOptions& options,
                                                 const std::function<void(std::int32_t)>& on_token) {
   if (prompt.empty()) throw UserError("the prompt has no tokens (give some text)");
-  const models::GPT2Config& c = model_.config();
+  const int vocab = model_.vocab_size();
   std::vector<std::int32_t> tokens(prompt.begin(), prompt.end());
   for (std::int32_t t : tokens)
-    if (t < 0 || t >= c.vocab_size)
-      throw UserError(fmt::format("prompt token {} is outside the model's vocabulary of {}", t, c.vocab_size));
-  // One window long enough for the whole generation (capped at block_size): positions after the
+    if (t < 0 || t >= vocab)
+      throw UserError(fmt::format("prompt token {} is outside the model's vocabulary of {}", t, vocab));
+  // One window long enough for the whole generation (capped at max_seq_len): positions after the
   // context hold filler that causal attention keeps from affecting the positions before.
-  const int T = static_cast<int>(std::min<std::size_t>(tokens.size() + options.max_new_tokens, c.block_size));
+  const int T = static_cast<int>(
+      std::min<std::size_t>(tokens.size() + options.max_new_tokens, static_cast<std::size_t>(model_.max_seq_len())));
   models::Activations acts(model_, 1, T, Device::cpu(), DType::f32);
+  // The loss block's "logits" slot (model.h): T rows of row_length >= vocab logits.
+  const std::size_t head = model_.num_blocks() - 1;
+  const std::vector<models::ActivationSlot> slots = model_.block(head).saved_slots(1, T, Device::cpu());
+  const auto logits_slot = std::ranges::find(slots, std::string("logits"), &models::ActivationSlot::name);
+  if (logits_slot == slots.end()) throw std::logic_error(model_.name() + "'s loss block keeps no logits");
+  const auto slot_index = static_cast<std::size_t>(logits_slot - slots.begin());
+  const std::size_t row_length = logits_slot->numel / static_cast<std::size_t>(T);
   std::vector<std::int32_t> window(T, 0), targets(T, 0);
   std::mt19937_64 rng(options.seed);
   std::vector<std::int32_t> generated;
@@ -62,10 +72,10 @@ std::vector<std::int32_t> TextSampler::generate(std::span<const std::int32_t> pr
     std::copy(tokens.end() - static_cast<std::ptrdiff_t>(context), tokens.end(), window.begin());
     acts.set_tokens(window, targets);
     models::forward(*ctx_, model_, *state_, acts);
-    // (1, T, Vp) logits of the head block; the row of the last context position.
-    const float* logits = acts.io(model_.num_blocks() - 1).saved[3].as<float>() + (context - 1) * c.padded_vocab_size;
+    // The row of the last context position.
+    const float* logits = acts.io(head).saved[slot_index].as<float>() + (context - 1) * row_length;
     const double uniform = static_cast<double>(rng() >> 11) * 0x1.0p-53;  // [0, 1), the same on every platform
-    const std::int32_t next = choose_token(std::span(logits, c.vocab_size), options.temperature, options.top_k, uniform);
+    const std::int32_t next = choose_token(std::span(logits, static_cast<std::size_t>(vocab)), options.temperature, options.top_k, uniform);
     tokens.push_back(next);
     generated.push_back(next);
     if (on_token) on_token(next);

@@ -1,4 +1,4 @@
-// Text generation from a GPT-2's weights: a single-process copy of the model on the CPU (fp32),
+// Text generation from a token model's weights (GPT-2, Llama): a single-process copy of the model on the CPU (fp32),
 // one forward pass per new token over the context so far, and temperature / top-k sampling from
 // the last position's logits with a seeded generator (the same seed gives the same text).
 #pragma once
@@ -11,7 +11,7 @@
 
 #include "models/activations.h"
 #include "models/compute_context.h"
-#include "models/gpt2.h"
+#include "models/model.h"
 #include "models/model_state.h"
 
 namespace zt {
@@ -26,16 +26,17 @@ struct SampleOptions {
 class TextSampler {
  public:
   // params_f32: every block's flat parameter, block after block (ModelState::set_params_f32).
-  TextSampler(const models::GPT2& model, const std::vector<float>& params_f32);
+  // model: a token model (Model::vocab_size() > 0), which outlives the sampler.
+  TextSampler(const models::Model& model, const std::vector<float>& params_f32);
   ~TextSampler();
 
   // Continues `prompt` (at least one token) by options.max_new_tokens tokens; the context is the
-  // last block_size tokens. on_token, when given, sees each new token as it is chosen.
+  // last max_seq_len() tokens. on_token, when given, sees each new token as it is chosen.
   std::vector<std::int32_t> generate(std::span<const std::int32_t> prompt, const SampleOptions& options,
                                      const std::function<void(std::int32_t)>& on_token = {});
 
  private:
-  const models::GPT2& model_;
+  const models::Model& model_;
   std::unique_ptr<models::ComputeContext> ctx_;
   std::unique_ptr<models::ModelState> state_;
 };

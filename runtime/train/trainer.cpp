@@ -15,8 +15,7 @@
 #include "comm/make_communicator.h"
 #include "models/compute_context.h"
 #include "models/layers/blas_kernels.h"
-#include "models/gpt2.h"
-#include "models/mlp.h"
+#include "models/family.h"
 #include "core/cpu_kernel_choice.h"
 #include "core/device_ops.h"
 #include "core/error.h"
@@ -73,16 +72,14 @@ void log_cpu_compute(const Config& config, int local_ranks, int threads) {
              models::cpu::blas_config());
 }
 
-// GFLOP/s of one rank's sgemm: train.cpu_peak_gflops, or measured on the model's largest product
-// (GPT-2: the MLP's (B*T, C) x (C, 4C); an MLP model: 512^3) with this rank's threads.
+// GFLOP/s of one rank's sgemm: train.cpu_peak_gflops, or measured with this rank's threads on the
+// model family's widest product (GPT-2: the MLP's (B*T, C) x (C, 4C); Llama: gate and up,
+// (B*T, C) x (C, 2I); the MLP model: 512^3).
 double cpu_peak_gflops(const Config& config, int micro_batch, int seq_len) {
   if (config.train.cpu_peak_gflops > 0) return config.train.cpu_peak_gflops;
-  const bool gpt2 = config.model.type == ModelType::gpt2;
-  const int M = gpt2 ? micro_batch * seq_len : 512;
-  const int C = gpt2 ? static_cast<int>(config.model.n_embd) : 512;
-  const double gflops = models::cpu::measure_sgemm_gflops(M, gpt2 ? 4 * C : C, C, 0.2);
-  log::debug("sgemm ceiling for MFU: {:.1f} GFLOP/s per rank at ({}, {}) x ({}, {})", gflops, M, C, C,
-             gpt2 ? 4 * C : C);
+  const models::GemmShape p = models::model_family(config.model.type).widest_product(config.model, micro_batch, seq_len);
+  const double gflops = models::cpu::measure_sgemm_gflops(p.M, p.N, p.K, 0.2);
+  log::debug("sgemm ceiling for MFU: {:.1f} GFLOP/s per rank at ({}, {}) x ({}, {})", gflops, p.M, p.K, p.K, p.N);
   return gflops;
 }
 
@@ -124,7 +121,7 @@ Trainer::Trainer(const Config& config, MPI_Comm job) : config_(config), schedule
     ctx_ = models::ComputeContext::cuda(device.index, config.precision.dtype, config.precision.tf32);
   }
   micro_batch_ = static_cast<int>(config.train.train_micro_batch_size_per_gpu);
-  seq_len_ = config.model.type == ModelType::mlp ? 1 : static_cast<int>(effective_seq_len(config));
+  seq_len_ = models::positions_per_row(config.model, effective_seq_len(config));
   // Before the engine allocates: a model too big for the machine stops here with both numbers.
   guard_->check_memory(rank_memory_problem(
       plan_memory(*model_, zero_options(config), comm_->world_size(), micro_batch_, seq_len_, device), device,
@@ -132,10 +129,9 @@ Trainer::Trainer(const Config& config, MPI_Comm job) : config_(config), schedule
   engine_ = std::make_unique<ZeroEngine>(*model_, *ctx_, *comm_, zero_options(config), micro_batch_, seq_len_);
 
   const auto seed = static_cast<std::uint64_t>(config.train.seed);
-  if (config.model.type == ModelType::mlp) {
-    const auto& mlp = static_cast<const models::MLP&>(*model_).config();
-    train_batches_ = std::make_unique<SyntheticBatches>(mlp, micro_batch_, comm_->rank(), comm_->world_size(), seed);
-    val_batches_ = std::make_unique<SyntheticBatches>(mlp, micro_batch_, comm_->rank(), comm_->world_size(), ~seed);
+  if (!models::model_family(config.model.type).reads_tokens()) {
+    train_batches_ = std::make_unique<SyntheticBatches>(*model_, micro_batch_, comm_->rank(), comm_->world_size(), seed);
+    val_batches_ = std::make_unique<SyntheticBatches>(*model_, micro_batch_, comm_->rank(), comm_->world_size(), ~seed);
   } else {
     data::TokenLoaderOptions options{config.data.train_files, micro_batch_, seq_len_, comm_->rank(),
                                      comm_->world_size(), seed, static_cast<int>(config.model.vocab_size),

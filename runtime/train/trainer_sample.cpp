@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/gpt2.h"
+#include "models/family.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "runtime/train/run_tokenizer.h"
@@ -19,7 +19,7 @@ constexpr int kSampleTokens = 32;
 
 void Trainer::prepare_sampling() {
   if (config_.train.sample_interval == 0 || comm_->rank() != 0) return;
-  if (config_.model.type != ModelType::gpt2) {
+  if (!models::model_family(config_.model.type).reads_tokens()) {
     log::warn("train.sample_interval: a {} model does not generate text; no samples", choice_name(config_.model.type));
     return;
   }
@@ -31,10 +31,10 @@ void Trainer::prepare_sampling() {
 }
 
 void Trainer::print_sample(std::int64_t step) {
-  if (config_.model.type != ModelType::gpt2) return;
+  if (!models::model_family(config_.model.type).reads_tokens()) return;
   const std::vector<float> params = engine_->gather_full_params_f32();  // collective
   if (comm_->rank() != 0) return;
-  TextSampler sampler(static_cast<const models::GPT2&>(*model_), params);
+  TextSampler sampler(*model_, params);
   const std::int32_t start = sample_tokenizer_ ? sample_tokenizer_->end_of_text() : 0;
   SampleOptions options{kSampleTokens, 1.0, 40, static_cast<std::uint64_t>(step)};
   const std::vector<std::int32_t> tokens = sampler.generate(std::vector<std::int32_t>{start}, options);

@@ -9,6 +9,10 @@ Cases (one per CTest test):
   export_llama  the same for a tiny Llama (grouped-query attention, untied head, Llama 3 RoPE
              scaling) and transformers' LlamaForCausalLM.
   init_from_llama  a random LlamaForCausalLM starts a run: the first step agrees with PyTorch.
+  eval_sample, eval_sample_llama  zerotrain trains a byte-level GPT-2 (Llama) on prepared text and
+             exports it; transformers scores the validation windows `zerotrain eval` scores with the
+             loss eval printed, and its greedy generate() continues a prompt with the bytes
+             `zerotrain sample --temperature 0` printed.
   init_from  a randomly initialised transformers GPT-2, saved with save_pretrained, starts a
              zerotrain run (model.init_from, shape keys taken from its config.json, ZeRO stage 3
              on 2 ranks); 10 AdamW steps of zerotrain and of PyTorch on the same batch agree step by
@@ -186,6 +190,65 @@ def case_export_llama(zerotrain, mpirun, work):
     check_close("loss of the exported Llama weights", loss, want, 2e-6)
 
 
+def read_shard_tokens(path):
+    header = np.fromfile(path, dtype="<i4", count=256)
+    return np.fromfile(path, dtype="<u2", offset=1024, count=int(header[2]))
+
+
+def case_eval_sample(zerotrain, mpirun, work, family="gpt2"):
+    """eval and sample against transformers on an exported checkpoint (see the module docstring)."""
+    seq_len, batch, new_tokens = 32, 2, 24
+    text = "".join(f"line {i}: the quick brown fox jumps over the lazy dog\n\n" for i in range(300))
+    (work / "text.txt").write_text(text)
+    run([zerotrain, "prepare-data", "--input", work / "text.txt", "--output", work / "data", "--val-fraction", "0.2"],
+        work / "prepare.log")
+    shape = ("  type: llama\n  preset: none\n  n_layer: 2\n  n_head: 4\n  n_kv_head: 2\n  n_embd: 64\n"
+             "  intermediate_size: 176\n  vocab_size: 256\n  block_size: 64\n  tie_embeddings: false"
+             if family == "llama" else "  preset: tiny")
+    config = work / "train.yaml"
+    write_config(config, shape + "\ncheckpoint:\n  interval: 40\n  keep_last: 0")
+    text_config = config.read_text().replace("  type: gpt2\n", "", 1)
+    text_config = text_config.replace(f'train_files: "{work}/train_*.bin"', f'train_files: "{work}/data/train_*.bin"')
+    config.write_text(text_config.replace(f"seq_len: {T}", f"seq_len: {seq_len}"))
+    run([*mpirun, "-np", str(RANKS), zerotrain, "train", "--config", config, "--set", "train.steps=40",
+         "--set", "optimizer.lr=0.003"], work / "train.log")
+    checkpoint = work / "run/checkpoints/step_00000040"
+    out = work / "hf"
+    run([zerotrain, "export", "--checkpoint", checkpoint, "--format", "hf", "--output", out], work / "export.log")
+    model = AutoModelForCausalLM.from_pretrained(out, attn_implementation="eager")
+    model.eval()
+
+    # eval: the validation windows in file order, window k at token k*T, T+1 tokens each.
+    log = run([zerotrain, "eval", "--checkpoint", checkpoint, "--batch-size", str(batch),
+               "--data", f"{work}/data/val_*.bin"], work / "eval.log")
+    fields = log.split()
+    loss = float(fields[fields.index("loss") + 1])
+    batches = int(fields[fields.index("batches,") - 1])
+    windows = []
+    for shard in sorted((work / "data").glob("val_*.bin")):
+        tokens = read_shard_tokens(shard)
+        windows += [tokens[k * seq_len:k * seq_len + seq_len + 1] for k in range((len(tokens) - 1) // seq_len)]
+    rows = torch.from_numpy(np.stack(windows[:batches * batch]).astype(np.int64))
+    with torch.no_grad():
+        want = batch_loss(model, rows[:, :-1], rows[:, 1:]).item()
+    check_close(f"eval loss over {batches} batches", want, loss, 2e-5)
+
+    # sample: greedy continuations of prompts, byte tokens (0 = end of text).
+    model.generation_config.eos_token_id = None  # zerotrain generates exactly max-new-tokens
+    for prompt in ("line 7: the", "jumps over", "line 2"):
+        result = subprocess.run([zerotrain, "sample", "--checkpoint", checkpoint, "--prompt", prompt,
+                                 "--max-new-tokens", str(new_tokens), "--temperature", "0"], stdout=subprocess.PIPE)
+        if result.returncode != 0:
+            fail(f"zerotrain sample exited {result.returncode}")
+        with torch.no_grad():
+            ids = model.generate(torch.tensor([list(prompt.encode())]), max_new_tokens=new_tokens, do_sample=False,
+                                 pad_token_id=0)[0, len(prompt):].tolist()
+        expected = prompt.encode() + b"".join(b"<|endoftext|>" if i == 0 else bytes([i]) for i in ids) + b"\n"
+        print(f"sample: zerotrain {result.stdout!r}\n        transformers {expected!r}")
+        if result.stdout != expected:
+            fail(f"zerotrain's greedy sample of {prompt!r} differs from transformers' generate()")
+
+
 def case_init_from(zerotrain, mpirun, work):
     inputs, targets = make_batch(work)
     torch.manual_seed(11)
@@ -268,7 +331,8 @@ def main():
     case, zerotrain, mpirun = sys.argv[1], sys.argv[2], sys.argv[3:]
     torch.set_num_threads(1)
     cases = {"export": case_export, "export_llama": case_export_llama, "init_from": case_init_from,
-             "init_from_llama": case_init_from_llama}
+             "init_from_llama": case_init_from_llama, "eval_sample": case_eval_sample,
+             "eval_sample_llama": lambda *args: case_eval_sample(*args, family="llama")}
     if case not in cases:
         sys.exit(f"unknown case {case!r} (known: {', '.join(cases)})")
     with tempfile.TemporaryDirectory() as work:

@@ -1,0 +1,43 @@
+// A model family (GPT-2, Llama, the MLP): everything the runtime needs to know of one, asked
+// through one registry, so that no code above models/ switches on the model type. A family's file
+// (gpt2_family.cpp, llama_family.cpp, mlp_family.cpp) turns the config's `model:` section into its
+// Model; the Model itself answers the rest (input kind, vocabulary, FLOPs, Hugging Face names).
+// Adding a family: docs/howto.md.
+#pragma once
+
+#include <memory>
+
+#include "models/model.h"
+#include "models/model_config.h"
+
+namespace zt::models {
+
+// A matrix product (M, K) x (K, N).
+struct GemmShape {
+  int M = 0, N = 0, K = 0;
+};
+
+class ModelFamily {
+ public:
+  virtual ~ModelFamily() = default;
+
+  // Token models train on token shards and are what eval, sample and Hugging Face exchange take;
+  // feature models (the MLP) train on a synthetic task and see one position per row.
+  virtual bool reads_tokens() const = 0;
+  // The model the config describes. Throws std::invalid_argument on inconsistent sizes.
+  virtual std::unique_ptr<Model> build(const ModelConfig& config) const = 0;
+  // The same model cut down to what a compute-rate measurement needs (one layer, a small
+  // vocabulary): products of the full model's widths at a fraction of its memory.
+  virtual ModelConfig measurement_copy(const ModelConfig& config) const = 0;
+  // The product whose sgemm rate is the CPU MFU ceiling: the model's widest per-layer product for
+  // a micro batch (micro_batch x seq_len rows).
+  virtual GemmShape widest_product(const ModelConfig& config, int micro_batch, int seq_len) const = 0;
+};
+
+const ModelFamily& model_family(ModelType type);
+
+// Positions per row of a micro batch: the configured sequence length for a token model, 1 for a
+// feature model (its rows are samples).
+int positions_per_row(const ModelConfig& config, std::int64_t seq_len);
+
+}  // namespace zt::models
