@@ -2,6 +2,7 @@
 
 #include "core/cpu_kernel_choice.h"
 #include "core/dtype.h"
+#include "optim/adamw_update.h"
 
 #include <cmath>
 #include <cstddef>
@@ -18,59 +19,43 @@
 namespace zt {
 namespace {
 
-struct Coefficients {
-  float step_size;
-  float sqrt_bias_correction2;
-  float decay;
-};
-
 // Elements [begin, end) of one AdamW step: one pass, SIMD lanes across elements.
-ZT_ADAMW_KERNEL void adamw_range(const AdamWStep& a, Coefficients k, std::size_t begin, std::size_t end) {
-  const AdamWHyper h = a.hyper;
+ZT_ADAMW_KERNEL void adamw_range(const AdamWStep& a, const AdamWCoefficients& c, std::size_t begin, std::size_t end) {
   float* __restrict master = a.master;
   float* __restrict exp_avg = a.exp_avg;
   float* __restrict exp_avg_sq = a.exp_avg_sq;
   const float* __restrict grad = a.grad;
-  const float grad_multiplier = a.grad_multiplier;
-  for (std::size_t i = begin; i < end; ++i) {
-    float g = grad[i] * grad_multiplier;
-    float p = master[i] * k.decay;
-    float m = exp_avg[i] + (1.0f - h.beta1) * (g - exp_avg[i]);  // lerp, as PyTorch
-    float v = h.beta2 * exp_avg_sq[i] + (1.0f - h.beta2) * g * g;
-    p -= k.step_size * m / (std::sqrt(v) / k.sqrt_bias_correction2 + h.eps);
-    exp_avg[i] = m;
-    exp_avg_sq[i] = v;
-    master[i] = p;
-  }
+  const AdamWCoefficients k = c;
+  for (std::size_t i = begin; i < end; ++i) adamw_update(k, grad[i], master[i], exp_avg[i], exp_avg_sq[i]);
 }
 
-// The simple scalar loop the vectorised one is checked against (train.cpu_reference_kernels).
-void adamw_reference_range(const AdamWStep& a, Coefficients k, std::size_t begin, std::size_t end) {
-  const AdamWHyper& h = a.hyper;
-  for (std::size_t i = begin; i < end; ++i) {
-    float g = a.grad[i] * a.grad_multiplier;
-    float p = a.master[i] * k.decay;
-    float m = a.exp_avg[i] + (1.0f - h.beta1) * (g - a.exp_avg[i]);
-    float v = h.beta2 * a.exp_avg_sq[i] + (1.0f - h.beta2) * g * g;
-    p -= k.step_size * m / (std::sqrt(v) / k.sqrt_bias_correction2 + h.eps);
-    a.exp_avg[i] = m;
-    a.exp_avg_sq[i] = v;
-    a.master[i] = p;
-  }
+// The same update in a plain loop, neither cloned nor vectorised: what the vectorised one is
+// checked against (train.cpu_reference_kernels).
+void adamw_reference_range(const AdamWStep& a, const AdamWCoefficients& c, std::size_t begin, std::size_t end) {
+  for (std::size_t i = begin; i < end; ++i) adamw_update(c, a.grad[i], a.master[i], a.exp_avg[i], a.exp_avg_sq[i]);
 }
 
 }  // namespace
 
-void adamw_step_host(const AdamWStep& a) {
+AdamWCoefficients adamw_coefficients(const AdamWStep& a) {
   const AdamWHyper& h = a.hyper;
   const double bias_correction1 = 1.0 - std::pow(static_cast<double>(h.beta1), static_cast<double>(a.step));
   const double bias_correction2 = 1.0 - std::pow(static_cast<double>(h.beta2), static_cast<double>(a.step));
-  const Coefficients k{static_cast<float>(h.lr / bias_correction1), static_cast<float>(std::sqrt(bias_correction2)),
-                       static_cast<float>(1.0 - static_cast<double>(h.lr) * h.weight_decay)};
+  return {h.beta1,
+          h.beta2,
+          h.eps,
+          static_cast<float>(1.0 - static_cast<double>(h.lr) * h.weight_decay),
+          static_cast<float>(h.lr / bias_correction1),
+          static_cast<float>(std::sqrt(bias_correction2)),
+          a.grad_multiplier};
+}
+
+void adamw_step_host(const AdamWStep& a) {
+  const AdamWCoefficients c = adamw_coefficients(a);
   if (reference_cpu_kernels())
-    adamw_reference_range(a, k, 0, a.count);
+    adamw_reference_range(a, c, 0, a.count);
   else
-    adamw_range(a, k, 0, a.count);
+    adamw_range(a, c, 0, a.count);
   if (a.params_out) convert_host(a.master, DType::f32, a.params_out, a.params_dtype, a.count);
 }
 

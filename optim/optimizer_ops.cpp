@@ -5,6 +5,7 @@
 
 #include "core/cpu_stream.h"
 #include "optim/grad_stats.h"
+#include "optim/step_stats.h"
 
 namespace zt {
 namespace {
@@ -15,13 +16,6 @@ CpuStream& cpu_stream(Stream& stream) {
   return *cpu;
 }
 
-void store_f64(float* at, double value) { std::memcpy(at, &value, sizeof value); }
-double load_f64(const float* at) {
-  double value = 0.0;
-  std::memcpy(&value, at, sizeof value);
-  return value;
-}
-
 class CpuOptimizerOps final : public OptimizerOps {
  public:
   void adamw(const AdamWStep& step, Stream& stream) override {
@@ -30,12 +24,14 @@ class CpuOptimizerOps final : public OptimizerOps {
 
   void finish_step_stats(BufferView grad, BufferView stats, int micro_batches, BufferView, Stream& stream) override {
     cpu_stream(stream).enqueue([=] {
-      float* out = stats.as<float>();
+      DeviceStepStats record;
+      std::memcpy(&record, stats.data, sizeof record);
       const GradStats local = grad_stats_host(grad.as<float>(), grad.numel);
-      out[step_stats::sum_of_squares] = static_cast<float>(local.sum_of_squares);
-      out[step_stats::non_finite] = local.non_finite ? 1.0f : 0.0f;
-      store_f64(out + step_stats::exact_sum_of_squares, local.sum_of_squares);
-      out[step_stats::loss] = static_cast<float>(load_f64(out + step_stats::loss_accumulator) / micro_batches);
+      record.sum_of_squares = static_cast<float>(local.sum_of_squares);
+      record.non_finite = local.non_finite ? 1.0f : 0.0f;
+      record.exact_sum_of_squares = local.sum_of_squares;
+      record.loss = static_cast<float>(record.loss_accumulator / micro_batches);
+      std::memcpy(stats.data, &record, sizeof record);
     });
   }
 };

@@ -2,6 +2,7 @@
 
 #include <csignal>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 
 #include "core/device_ops.h"
@@ -10,10 +11,10 @@
 namespace zt {
 namespace {
 
-double load_f64(const float* at) {
-  double value = 0.0;
-  std::memcpy(&value, at, sizeof value);
-  return value;
+DeviceStepStats read_record(const Buffer& host) {
+  DeviceStepStats record;
+  std::memcpy(&record, host.data(), sizeof record);
+  return record;
 }
 
 }  // namespace
@@ -35,9 +36,8 @@ AgreedStatistics StepStatistics::agree(BufferView grad_shard, int micro_batches,
                                                    compute_);
   if (whole_gradient && comm.rank() != 0) fill_zero(stats_.slice(step_stats::sum_of_squares, 1), compute_);
   // The signals go up from the host through the staging buffer; the last step's read of it is over.
-  float* host = host_.data_as<float>();
-  host[step_stats::sigterm] = local_stop_signal == SIGTERM ? 1.0f : 0.0f;
-  host[step_stats::sigint] = local_stop_signal == SIGINT ? 1.0f : 0.0f;
+  const float signals[2] = {local_stop_signal == SIGTERM ? 1.0f : 0.0f, local_stop_signal == SIGINT ? 1.0f : 0.0f};
+  std::memcpy(static_cast<char*>(host_.data()) + offsetof(DeviceStepStats, sigterm), signals, sizeof signals);
   copy_async(stats_.slice(step_stats::sigterm, 2), host_.slice(step_stats::sigterm, 2), compute_);
 
   all_reduce = comm.all_reduce(stats_.slice(0, step_stats::reduced), ReduceOp::sum, compute_);
@@ -47,12 +47,12 @@ AgreedStatistics StepStatistics::agree(BufferView grad_shard, int micro_batches,
   copy_async(host_.view(), stats_.view(), compute_);
   compute_.synchronize();  // the step's one read of the device
 
+  const DeviceStepStats record = read_record(host_);
   AgreedStatistics agreed;
-  agreed.sum_of_squares =
-      whole_gradient ? load_f64(host + step_stats::exact_sum_of_squares) : host[step_stats::sum_of_squares];
-  agreed.non_finite = host[step_stats::non_finite] != 0.0f || !std::isfinite(agreed.sum_of_squares);
-  agreed.loss = static_cast<double>(host[step_stats::loss]) / comm.world_size();
-  agreed.stop_signal = host[step_stats::sigterm] > 0.0f ? SIGTERM : host[step_stats::sigint] > 0.0f ? SIGINT : 0;
+  agreed.sum_of_squares = whole_gradient ? record.exact_sum_of_squares : record.sum_of_squares;
+  agreed.non_finite = record.non_finite != 0.0f || !std::isfinite(agreed.sum_of_squares);
+  agreed.loss = static_cast<double>(record.loss) / comm.world_size();
+  agreed.stop_signal = record.sigterm > 0.0f ? SIGTERM : record.sigint > 0.0f ? SIGINT : 0;
   return agreed;
 }
 
@@ -66,7 +66,7 @@ double StepStatistics::agree_eval_loss(Communicator& comm, trace::Timeline* time
   work.wait(compute_);
   copy_async(host_.view(), stats_.view(), compute_);
   compute_.synchronize();
-  return host_.data_as<float>()[step_stats::loss];
+  return read_record(host_).loss;
 }
 
 }  // namespace zt

@@ -52,12 +52,11 @@ __global__ void finish_kernel(const double* partial_sums, const int* partial_fla
   __syncthreads();
   double any_flag = block_sum(flags, shared);
   if (threadIdx.x == 0) {
-    stats[step_stats::sum_of_squares] = static_cast<float>(total);
-    stats[step_stats::non_finite] = any_flag > 0.0 || !isfinite(total) ? 1.0f : 0.0f;
-    double* exact = reinterpret_cast<double*>(stats + step_stats::exact_sum_of_squares);
-    const double* loss_sum = reinterpret_cast<const double*>(stats + step_stats::loss_accumulator);
-    *exact = total;
-    stats[step_stats::loss] = static_cast<float>(*loss_sum / micro_batches);
+    DeviceStepStats* record = reinterpret_cast<DeviceStepStats*>(stats);
+    record->sum_of_squares = static_cast<float>(total);
+    record->non_finite = any_flag > 0.0 || !isfinite(total) ? 1.0f : 0.0f;
+    record->exact_sum_of_squares = total;
+    record->loss = static_cast<float>(record->loss_accumulator / micro_batches);
   }
 }
 

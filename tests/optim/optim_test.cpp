@@ -13,6 +13,7 @@
 #include "optim/lr_schedule.h"
 #if ZT_HAVE_CUDA
 #include "core/buffer.h"
+#include "core/cpu_stream.h"
 #include "core/cuda/cuda_stream.h"
 #include "core/device.h"
 #include "core/device_ops.h"
@@ -118,6 +119,28 @@ TEST(GradStats, SumOfSquaresAndNonFinite) {
   EXPECT_FALSE(grad_stats_host(grad.data(), grad.size()).non_finite);
 }
 
+// finish_step_stats fills the record's members and leaves the signals and the accumulator alone.
+TEST(StepStats, TheHostFillsTheRecord) {
+  std::vector<float> grad = {3.0f, -4.0f, 1e-4f};
+  DeviceStepStats record{};
+  record.sigint = 1.0f;
+  record.loss_accumulator = 5.0;  // three micro batches' mean losses, summed
+  std::vector<float> stats(step_stats::size);
+  std::memcpy(stats.data(), &record, sizeof record);
+  CpuStream stream(CpuStream::Mode::inline_on_caller);
+  optimizer_ops(Device::cpu())
+      .finish_step_stats({grad.data(), grad.size(), DType::f32, Device::cpu()}, {stats.data(), stats.size(), DType::f32,
+                         Device::cpu()}, 3, {}, stream);
+  std::memcpy(&record, stats.data(), sizeof record);
+  const double small = 1e-4f;
+  EXPECT_EQ(record.sum_of_squares, 25.0f);                       // 1e-8 is lost in f32
+  EXPECT_DOUBLE_EQ(record.exact_sum_of_squares, 25.0 + small * small);  // and kept in f64
+  EXPECT_EQ(record.non_finite, 0.0f);
+  EXPECT_EQ(record.loss, static_cast<float>(5.0 / 3));
+  EXPECT_EQ(record.sigint, 1.0f);
+  EXPECT_EQ(record.loss_accumulator, 5.0);
+}
+
 TEST(GradStats, ClipCoefficient) {
   EXPECT_FLOAT_EQ(clip_coefficient(10.0, 1.0), static_cast<float>(1.0 / (10.0 + 1e-6)));
   EXPECT_FLOAT_EQ(clip_coefficient(0.5, 1.0), 1.0f);
@@ -219,8 +242,9 @@ TEST(StepStatsCuda, MatchTheHostAndRepeatBitwise) {
   CudaStream stream(0, CudaStream::Priority::normal);
   auto run = [&] {
     std::vector<float> stats(step_stats::size, 0.0f);
-    const double losses = 3.0;  // the micro-batches' mean losses, summed
-    std::memcpy(stats.data() + step_stats::loss_accumulator, &losses, sizeof losses);
+    DeviceStepStats record{};
+    record.loss_accumulator = 3.0;  // the micro-batches' mean losses, summed
+    std::memcpy(stats.data(), &record, sizeof record);
     Buffer d_stats = on_gpu(stats, MemCategory::workspace, tracker);
     optimizer_ops(Device::cuda(0)).finish_step_stats(d_grad.view(), d_stats.view(), 2, scratch.view(), stream);
     stream.synchronize();
@@ -228,12 +252,12 @@ TEST(StepStatsCuda, MatchTheHostAndRepeatBitwise) {
   };
   const std::vector<float> first = run(), second = run();
   EXPECT_EQ(std::memcmp(first.data(), second.data(), first.size() * sizeof(float)), 0) << "not bitwise repeatable";
-  double exact = 0.0;
-  std::memcpy(&exact, first.data() + step_stats::exact_sum_of_squares, sizeof exact);
+  DeviceStepStats record;
+  std::memcpy(&record, first.data(), sizeof record);
   const double host = grad_stats_host(grad.data(), n).sum_of_squares;
-  EXPECT_NEAR(exact, host, 1e-9 * host);
-  EXPECT_EQ(first[step_stats::non_finite], 0.0f);
-  EXPECT_FLOAT_EQ(first[step_stats::loss], 1.5f);
+  EXPECT_NEAR(record.exact_sum_of_squares, host, 1e-9 * host);
+  EXPECT_EQ(record.non_finite, 0.0f);
+  EXPECT_FLOAT_EQ(record.loss, 1.5f);
 }
 #endif
 
