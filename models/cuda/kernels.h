@@ -1,7 +1,7 @@
 // Host entry points of the CUDA kernels (models/cuda/*.cu). Plain pointers, a DType for the
 // storage of activations/parameters (f32, bf16 or f16; accumulation is always fp32) and the
 // stream as cudaStream_t. Shapes and accumulate rules as in the CPU reference (models/layers/*).
-// Only compiled with the CUDA backend; ops.cpp is the caller.
+// Only compiled with the CUDA backend; CudaKernels (cuda_kernels.cpp) is the caller.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -16,7 +16,7 @@ void linear_backward(float* dinp, float* dweight, float* dbias, const float* dou
 
 // Sets the number of threads of this process's CPU compute: OpenBLAS's (the element-wise kernels
 // run on the calling thread, vectorised). Each rank of a CPU run should use its share of the cores so that ranks do not
-// oversubscribe them (runtime/train/job_settings.h: cpu_threads_per_rank).
+// oversubscribe them (runtime/train/cpu_threads.h: cpu_threads_for_this_rank).
 void set_compute_threads(int threads);
 int blas_threads();  // OpenBLAS's thread count
 
