@@ -17,9 +17,9 @@
 #include <functional>
 #include <vector>
 
-#include "models/layers/gelu.h"
-#include "models/layers/layernorm.h"
-#include "models/layers/residual.h"
+#include "models/ops/gelu.h"
+#include "models/ops/layernorm.h"
+#include "models/ops/residual.h"
 
 namespace {
 

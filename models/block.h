@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "models/compute_context.h"
-#include "models/ops.h"
+#include "models/ops/common.h"
 #include "models/param_layout.h"
 
 namespace zt::models {

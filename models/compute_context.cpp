@@ -1,8 +1,7 @@
 #include "models/compute_context.h"
 
 #include "core/cpu_stream.h"
-#include "models/cpu_kernels.h"
-#include "models/layers/linear.h"
+#include "models/ops/linear.h"
 
 namespace zt::models {
 
@@ -12,11 +11,9 @@ class CpuComputeContext final : public ComputeContext {
   Device device() const override { return Device::cpu(); }
   DType dtype() const override { return DType::f32; }
   Stream& stream() override { return stream_; }
-  Kernels& kernels() override { return kernels_; }
 
  private:
   CpuStream stream_{CpuStream::Mode::inline_on_caller, "cpu-compute"};
-  CpuKernels kernels_;
 };
 }  // namespace
 

@@ -1,6 +1,7 @@
 // Where and in which precision a model computes: the CPU (fp32, OpenBLAS) or one CUDA device
 // (fp32, bf16 or f16 storage with fp32 accumulation in matrix products; cuBLAS handle, stream and
-// workspace). Layers dispatch on it; one context per rank and device.
+// workspace). The ops (models/ops/) run on it and dispatch on its device; one context per rank
+// and device.
 #pragma once
 
 #include <memory>
@@ -8,7 +9,6 @@
 #include "core/device.h"
 #include "core/dtype.h"
 #include "core/stream.h"
-#include "models/kernels.h"
 
 namespace zt::models {
 
@@ -28,8 +28,6 @@ class ComputeContext {
   virtual DType dtype() const = 0;
   // The compute stream: all of this context's work is ordered on it.
   virtual Stream& stream() = 0;
-  // The layer kernels of this device, ordered on stream().
-  virtual Kernels& kernels() = 0;
   void synchronize() { stream().synchronize(); }
 };
 

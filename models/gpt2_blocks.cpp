@@ -3,7 +3,13 @@
 #include <cmath>
 
 #include "models/flops.h"
-#include "models/ops.h"
+#include "models/ops/attention.h"
+#include "models/ops/embedding.h"
+#include "models/ops/gelu.h"
+#include "models/ops/layernorm.h"
+#include "models/ops/linear.h"
+#include "models/ops/residual.h"
+#include "models/ops/softmax_xent.h"
 
 namespace zt::models {
 

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "models/layers/layernorm.h"
+#include "models/ops/layernorm.h"
 
 namespace zt::models {
 namespace {

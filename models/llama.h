@@ -11,7 +11,7 @@
 
 #include <string>
 
-#include "models/layers/rope.h"
+#include "models/ops/rope.h"
 #include "models/model.h"
 
 namespace zt::models {

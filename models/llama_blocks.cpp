@@ -1,8 +1,14 @@
 #include "models/llama_blocks.h"
 
 #include "models/flops.h"
-#include "models/llama_ops.h"
-#include "models/ops.h"
+#include "models/ops/gqa_attention.h"
+#include "models/ops/linear.h"
+#include "models/ops/residual.h"
+#include "models/ops/rmsnorm.h"
+#include "models/ops/rope.h"
+#include "models/ops/softmax_xent.h"
+#include "models/ops/swiglu.h"
+#include "models/ops/token_embedding.h"
 
 namespace zt::models {
 

@@ -6,7 +6,9 @@
 
 #include "models/flops.h"
 #include "models/init.h"
-#include "models/ops.h"
+#include "models/ops/gelu.h"
+#include "models/ops/linear.h"
+#include "models/ops/softmax_xent.h"
 
 namespace zt::models {
 

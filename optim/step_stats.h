@@ -1,7 +1,7 @@
 // The step statistics: one small buffer on the compute device per engine, the step's only trip to
 // the host. Who touches it, in a step's order:
-//   - the loss block adds each micro batch's mean loss to loss_accumulator (Kernels::add_mean_loss,
-//     given that member's two f32 elements);
+//   - the loss block adds each micro batch's mean loss to loss_accumulator (ops::add_mean_loss,
+//     models/ops/softmax_xent.h, given that member's two f32 elements);
 //   - OptimizerOps::finish_step_stats fills the gradient norm, the non-finite flag and the loss;
 //   - the engine (zero/step_statistics.cpp) copies this rank's stop signals up, all-reduces the
 //     first `reduced` elements (f32, summed over ranks) and reads the whole record back once.

@@ -12,7 +12,7 @@
 #include "core/memory_pool.h"
 #include "models/init.h"
 #include "models/model_state.h"
-#include "models/ops.h"
+#include "models/ops/softmax_xent.h"
 #include "optim/grad_stats.h"
 #include "zero/bucket_autotune.h"
 #include "zero/memory_plan.h"

@@ -1,6 +1,6 @@
-// The causal softmax of attention on the GPU (mirrors the middle of models/layers/attention.*);
-// the score and value products are batched cuBLAS calls in ops.cpp.
-#include "models/cuda/kernels.h"
+// The causal softmax of attention on the GPU (mirrors the middle of models/ops/attention.*);
+// the score and value products are batched cuBLAS calls in attention_core.cpp.
+#include "models/cuda/shared_kernels.h"
 #include "models/cuda/storage.cuh"
 
 namespace zt::models::cuda {

@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "models/cuda/gemm.h"
-#include "models/cuda/kernels.h"
+#include "models/cuda/shared_kernels.h"
 
 namespace zt::models::cuda {
 namespace {

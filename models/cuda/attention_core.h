@@ -1,7 +1,7 @@
 // The part of causal self-attention that every head layout shares, on heads already split out:
 // q, k, v, y (and their gradients) are (B*NH, T, hs), att is (B*NH, T, T). GPT-2's attention and
 // the Llama family's grouped-query attention differ only in how heads are split and merged
-// (kernels.h, llama_kernels.h). Only compiled with the CUDA backend.
+// (ops/attention.cu, ops/gqa_attention.cu). Only compiled with the CUDA backend.
 #pragma once
 
 #include "models/cuda/cuda_context.h"

@@ -38,9 +38,8 @@ float* CudaComputeContext::reduction_scratch(std::size_t floats) {
 }
 
 CudaComputeContext& as_cuda(ComputeContext& ctx) {
-  auto* cuda = dynamic_cast<CudaComputeContext*>(&ctx);
-  if (!cuda) throw std::logic_error("a CUDA kernel was given a non-CUDA compute context");
-  return *cuda;
+  if (!ctx.device().is_cuda()) throw std::logic_error("a CUDA kernel was given a non-CUDA compute context");
+  return static_cast<CudaComputeContext&>(ctx);  // the one context on a CUDA device
 }
 
 std::unique_ptr<ComputeContext> ComputeContext::cuda(int index, DType dtype, bool allow_tf32) {

@@ -7,7 +7,6 @@
 #include "core/buffer.h"
 #include "core/cuda/cuda_stream.h"
 #include "models/compute_context.h"
-#include "models/cuda/cuda_kernels.h"
 
 namespace zt::models {
 
@@ -21,7 +20,6 @@ class CudaComputeContext final : public ComputeContext {
   Device device() const override { return Device::cuda(index_); }
   DType dtype() const override { return dtype_; }
   Stream& stream() override { return stream_; }
-  Kernels& kernels() override { return kernels_; }
   cudaStream_t handle() const { return stream_.handle(); }
   cublasHandle_t cublas() const { return cublas_; }
   // fp32 matrix products may run on TF32 tensor cores (cublasLt's FAST_TF32 compute type).
@@ -35,7 +33,6 @@ class CudaComputeContext final : public ComputeContext {
   DType dtype_;
   bool allow_tf32_;
   CudaStream stream_;
-  CudaKernels kernels_{*this};
   cublasHandle_t cublas_ = nullptr;
   Buffer workspace_;
   Buffer reduction_scratch_;
@@ -43,5 +40,8 @@ class CudaComputeContext final : public ComputeContext {
 
 // The CUDA context behind ctx; throws std::logic_error when ctx is not a CUDA context.
 CudaComputeContext& as_cuda(ComputeContext& ctx);
+
+// The f32 elements of a device view (statistics, losses), for a kernel's float* argument.
+inline float* float_data(const BufferView& v) { return static_cast<float*>(v.data); }
 
 }  // namespace zt::models

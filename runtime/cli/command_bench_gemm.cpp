@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "models/layers/blas_kernels.h"
-#include "models/layers/linear.h"
+#include "models/cpu/blas_kernels.h"
+#include "models/ops/linear.h"
 #include "runtime/cli/command.h"
 #include "runtime/cli/numeric_option.h"
 #include "runtime/train/cpu_threads.h"

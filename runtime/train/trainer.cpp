@@ -14,7 +14,7 @@
 #include "comm/comm_options.h"
 #include "comm/make_communicator.h"
 #include "models/compute_context.h"
-#include "models/layers/blas_kernels.h"
+#include "models/cpu/blas_kernels.h"
 #include "models/family.h"
 #include "core/cpu_kernel_choice.h"
 #include "core/device_ops.h"

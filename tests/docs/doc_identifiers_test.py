@@ -3,7 +3,7 @@
 
 Reads the README and the Markdown pages beside the code (docs/, models/README.md, bench/README.md,
 launch/README.md, ...) and checks each inline code span (`...`) that names
-  - a file or folder of the repository (`models/family.h`, `layers/rmsnorm.*`, `tools/gpu-kit/`):
+  - a file or folder of the repository (`models/family.h`, `ops/rmsnorm.*`, `tools/gpu-kit/`):
     it exists, relative to the page's folder or to the repository root (a glob must match);
   - a config key (`zero_optimization.reduce_bucket_size`): it is a key of the schema, as the
     generated docs/config.md lists them;
@@ -80,7 +80,7 @@ def path_exists(root, page_dir, name, files):
                 return True
         elif (base / name).exists():
             return True
-    # A name given inside its folder's context (`layers/rmsnorm.h` in models/, `libexec/kit-env.sh`
+    # A name given inside its folder's context (`ops/rmsnorm.h` in models/, `libexec/kit-env.sh`
     # in the GPU kit's page): some file of the repository ends with it.
     return any(f == name or f.endswith("/" + name) for f in files)
 

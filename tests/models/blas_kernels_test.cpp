@@ -1,9 +1,9 @@
-// Choosing OpenBLAS's kernel family from the CPU flags (models/layers/blas_kernels.h), and that this
+// Choosing OpenBLAS's kernel family from the CPU flags (models/cpu/blas_kernels.h), and that this
 // test process's sgemm rate measurement is sane. That the zerotrain binary really runs the fast
 // family however it is started is checked by blas_family_test.sh.
 #include <gtest/gtest.h>
 
-#include "models/layers/blas_kernels.h"
+#include "models/cpu/blas_kernels.h"
 
 namespace zt::models::cpu {
 namespace {

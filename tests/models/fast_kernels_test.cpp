@@ -11,12 +11,12 @@
 #include <vector>
 
 #include "gradcheck.h"
-#include "models/layers/attention.h"
-#include "models/layers/gelu.h"
-#include "models/layers/fast_math.h"
-#include "models/layers/layernorm.h"
-#include "models/layers/linear.h"
-#include "models/layers/softmax_xent.h"
+#include "models/ops/attention.h"
+#include "models/ops/gelu.h"
+#include "models/cpu/fast_math.h"
+#include "models/ops/layernorm.h"
+#include "models/ops/linear.h"
+#include "models/ops/softmax_xent.h"
 #include "optim/adamw.h"
 #include "core/cpu_kernel_choice.h"
 

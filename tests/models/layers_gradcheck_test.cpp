@@ -6,13 +6,13 @@
 #include <vector>
 
 #include "gradcheck.h"
-#include "models/layers/attention.h"
-#include "models/layers/embedding.h"
-#include "models/layers/gelu.h"
-#include "models/layers/layernorm.h"
-#include "models/layers/linear.h"
-#include "models/layers/residual.h"
-#include "models/layers/softmax_xent.h"
+#include "models/ops/attention.h"
+#include "models/ops/embedding.h"
+#include "models/ops/gelu.h"
+#include "models/ops/layernorm.h"
+#include "models/ops/linear.h"
+#include "models/ops/residual.h"
+#include "models/ops/softmax_xent.h"
 
 namespace zt::models::test {
 namespace {

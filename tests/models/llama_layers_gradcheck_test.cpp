@@ -9,12 +9,12 @@
 #include <vector>
 
 #include "gradcheck.h"
-#include "models/layers/attention.h"
-#include "models/layers/gqa_attention.h"
-#include "models/layers/rmsnorm.h"
-#include "models/layers/rope.h"
-#include "models/layers/swiglu.h"
-#include "models/layers/token_embedding.h"
+#include "models/ops/attention.h"
+#include "models/ops/gqa_attention.h"
+#include "models/ops/rmsnorm.h"
+#include "models/ops/rope.h"
+#include "models/ops/swiglu.h"
+#include "models/ops/token_embedding.h"
 
 namespace zt::models::test {
 namespace {

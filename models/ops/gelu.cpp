@@ -1,0 +1,116 @@
+#include "models/ops/gelu.h"
+
+#include <cmath>
+
+#include "models/cpu/fast_math.h"
+#include "models/ops/checks.h"
+
+namespace zt::models::cpu {
+
+namespace {
+constexpr float kSqrt2OverPi = 0.7978845608028654f;
+constexpr float kCubic = 0.044715f;
+}  // namespace
+
+namespace reference {
+
+void gelu_forward(float* out, const float* inp, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) {
+    float x = inp[i];
+    out[i] = 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * (x + kCubic * x * x * x)));
+  }
+}
+
+void gelu_backward(float* dinp, const float* inp, const float* dout, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) {
+    float x = inp[i];
+    float u = kSqrt2OverPi * (x + kCubic * x * x * x);
+    float th = std::tanh(u);
+    float du = kSqrt2OverPi * (1.0f + 3.0f * kCubic * x * x);
+    float grad = 0.5f * (1.0f + th) + 0.5f * x * (1.0f - th * th) * du;
+    dinp[i] = dout[i] * grad;
+  }
+}
+
+}  // namespace reference
+
+namespace {
+
+std::size_t at(int n, int OC) { return static_cast<std::size_t>(n) * OC; }
+
+// Row by row (the bias row stays in L1): the reference's formulas with the vectorisable tanh.
+ZT_CPU_KERNEL void bias_gelu_rows(float* out, float* pre, const float* bias, int N, int OC) {
+  for (int n = 0; n < N; ++n) {
+    float* p = pre + at(n, OC);
+    float* o = out + at(n, OC);
+#pragma omp simd
+    for (int c = 0; c < OC; ++c) {
+      const float x = p[c] + bias[c];
+      p[c] = x;
+      o[c] = 0.5f * x * (1.0f + fast::tanh(kSqrt2OverPi * (x + kCubic * x * x * x)));
+    }
+  }
+}
+
+ZT_CPU_KERNEL void gelu_bias_backward_rows(float* dpre, float* dbias, const float* pre, const float* dout, int N,
+                                           int OC) {
+  for (int n = 0; n < N; ++n) {
+    const float* p = pre + at(n, OC);
+    const float* d = dout + at(n, OC);
+    float* dp = dpre + at(n, OC);
+#pragma omp simd
+    for (int c = 0; c < OC; ++c) {
+      const float x = p[c];
+      const float th = fast::tanh(kSqrt2OverPi * (x + kCubic * x * x * x));
+      const float du = kSqrt2OverPi * (1.0f + 3.0f * kCubic * x * x);
+      const float g = d[c] * (0.5f * (1.0f + th) + 0.5f * x * (1.0f - th * th) * du);
+      dp[c] = g;
+      dbias[c] += g;
+    }
+  }
+}
+
+}  // namespace
+
+void bias_gelu_forward(float* out, float* pre, const float* bias, int N, int OC) {
+  if (!zt::reference_cpu_kernels()) return bias_gelu_rows(out, pre, bias, N, OC);
+  for (int n = 0; n < N; ++n)
+    for (int c = 0; c < OC; ++c) pre[at(n, OC) + c] += bias[c];
+  reference::gelu_forward(out, pre, at(N, OC));
+}
+
+void gelu_bias_backward(float* dpre, float* dbias, const float* pre, const float* dout, int N, int OC) {
+  if (!zt::reference_cpu_kernels()) return gelu_bias_backward_rows(dpre, dbias, pre, dout, N, OC);
+  reference::gelu_backward(dpre, pre, dout, at(N, OC));
+  for (int n = 0; n < N; ++n)
+    for (int c = 0; c < OC; ++c) dbias[c] += dpre[at(n, OC) + c];
+}
+
+}  // namespace zt::models::cpu
+
+namespace zt::models::ops {
+
+using detail::check;
+using detail::check_act;
+using detail::f32;
+using detail::sz;
+
+void bias_gelu_forward(ComputeContext& ctx, BufferView out, BufferView pre, BufferView bias, int N, int OC) {
+  check_act(ctx, out, sz(N, OC), "gelu out");
+  check_act(ctx, pre, sz(N, OC), "gelu pre");
+  check_act(ctx, bias, OC, "gelu bias");
+  if (ctx.device().is_cuda()) return on_cuda::bias_gelu_forward(ctx, out, pre, bias, N, OC);
+  cpu::bias_gelu_forward(f32(out), f32(pre), f32(bias), N, OC);
+}
+
+void gelu_bias_backward(ComputeContext& ctx, BufferView dpre, BufferView dbias, BufferView pre, BufferView dout, int N,
+                        int OC) {
+  check_act(ctx, dpre, sz(N, OC), "gelu dpre");
+  check_act(ctx, dbias, OC, "gelu dbias");
+  check_act(ctx, pre, sz(N, OC), "gelu pre");
+  check_act(ctx, dout, sz(N, OC), "gelu dout");
+  if (ctx.device().is_cuda()) return on_cuda::gelu_bias_backward(ctx, dpre, dbias, pre, dout, N, OC);
+  cpu::gelu_bias_backward(f32(dpre), f32(dbias), f32(pre), f32(dout), N, OC);
+}
+
+}  // namespace zt::models::ops

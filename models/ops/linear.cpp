@@ -1,0 +1,71 @@
+#include "models/ops/linear.h"
+
+#include <cblas.h>
+
+#include <cstddef>
+
+#include "models/ops/checks.h"
+
+namespace zt::models::cpu {
+
+void linear_forward(float* out, const float* inp, const float* weight, const float* bias, int N, int IC, int OC,
+                    int ldo) {
+  if (bias) {
+    for (int n = 0; n < N; ++n)
+      for (int o = 0; o < OC; ++o) out[static_cast<std::size_t>(n) * ldo + o] = bias[o];
+  }
+  // out (N, OC) = inp (N, IC) * weight^T (IC, OC) [+ out]
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, OC, IC, 1.0f, inp, IC, weight, IC, bias ? 1.0f : 0.0f, out,
+              ldo);
+}
+
+void linear_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
+                     const float* weight, int N, int IC, int OC, int ldo) {
+  if (dinp)  // dinp (N, IC) = dout (N, OC) * weight (OC, IC)
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, IC, OC, 1.0f, dout, ldo, weight, IC, 0.0f, dinp, IC);
+  // dweight (OC, IC) += dout^T (OC, N) * inp (N, IC)
+  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, IC, N, 1.0f, dout, ldo, inp, IC, 1.0f, dweight, IC);
+  if (dbias)
+    for (int n = 0; n < N; ++n)
+      for (int o = 0; o < OC; ++o) dbias[o] += dout[static_cast<std::size_t>(n) * ldo + o];
+}
+
+void set_compute_threads(int threads) {
+  threads = threads < 1 ? 1 : threads;
+  openblas_set_num_threads(threads);
+}
+int blas_threads() { return openblas_get_num_threads(); }
+
+}  // namespace zt::models::cpu
+
+namespace zt::models::ops {
+
+using detail::check;
+using detail::check_act;
+using detail::f32;
+using detail::sz;
+
+void linear_forward(ComputeContext& ctx, BufferView out, BufferView inp, BufferView weight, BufferView bias, int N,
+                    int IC, int OC, int ldo) {
+  check_act(ctx, out, sz(N - 1, ldo) + OC, "linear out");
+  check_act(ctx, inp, sz(N, IC), "linear inp");
+  check_act(ctx, weight, sz(OC, IC), "linear weight");
+  if (bias.numel > 0) check_act(ctx, bias, OC, "linear bias");
+  if (ctx.device().is_cuda()) return on_cuda::linear_forward(ctx, out, inp, weight, bias, N, IC, OC, ldo);
+  cpu::linear_forward(f32(out), f32(inp), f32(weight), f32(bias), N, IC, OC, ldo);
+}
+
+void linear_backward(ComputeContext& ctx, BufferView dinp, BufferView dweight, BufferView dbias, BufferView dout,
+                     BufferView inp, BufferView weight, int N, int IC, int OC, int ldo) {
+  check_act(ctx, dout, sz(N - 1, ldo) + OC, "linear dout");
+  check_act(ctx, inp, sz(N, IC), "linear inp");
+  check_act(ctx, weight, sz(OC, IC), "linear weight");
+  check_act(ctx, dweight, sz(OC, IC), "linear dweight");
+  if (dinp.numel > 0) check_act(ctx, dinp, sz(N, IC), "linear dinp");
+  if (dbias.numel > 0) check_act(ctx, dbias, OC, "linear dbias");
+  if (ctx.device().is_cuda())
+    return on_cuda::linear_backward(ctx, dinp, dweight, dbias, dout, inp, weight, N, IC, OC, ldo);
+  cpu::linear_backward(f32(dinp), f32(dweight), f32(dbias), f32(dout), f32(inp), f32(weight), N, IC, OC, ldo);
+}
+
+}  // namespace zt::models::ops

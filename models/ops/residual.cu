@@ -1,0 +1,40 @@
+// The residual add on the GPU (mirrors residual.cpp).
+#include "models/ops/residual.h"
+
+#include "models/cuda/cuda_context.h"
+#include "models/cuda/storage.cuh"
+
+namespace zt::models::cuda {
+
+namespace {
+
+constexpr unsigned kThreads = 256;
+
+template <typename S>
+__global__ void residual_kernel(S* out, const S* a, const S* b, std::size_t n) {
+  std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  if (i < n) store(out + i, load(a + i) + load(b + i));
+}
+
+template <typename S>
+void launch_residual(void* out, const void* a, const void* b, std::size_t n, cudaStream_t s) {
+  residual_kernel<S><<<blocks_for(n, kThreads), kThreads, 0, s>>>(static_cast<S*>(out), static_cast<const S*>(a),
+                                                                  static_cast<const S*>(b), n);
+}
+
+}  // namespace
+
+void residual_forward(void* out, const void* a, const void* b, std::size_t n, DType dt, cudaStream_t s) {
+  ZT_DISPATCH_STORAGE(dt, launch_residual, out, a, b, n, s);
+}
+
+}  // namespace zt::models::cuda
+
+namespace zt::models::ops::on_cuda {
+
+void residual_forward(ComputeContext& ctx, BufferView out, BufferView a, BufferView b) {
+  CudaComputeContext& c = as_cuda(ctx);
+  cuda::residual_forward(out.data, a.data, b.data, a.numel, c.dtype(), c.handle());
+}
+
+}  // namespace zt::models::ops::on_cuda
