@@ -61,7 +61,7 @@ ZeroEngine::ZeroEngine(const models::Model& model, models::ComputeContext& ctx, 
     param_shard_ = Buffer(device, dtype, plan_.shard_numel(), MemCategory::params, tracker);
   }
   block_grads_.resize(blocks);
-  grads_in_shard_ = reduces_gradients_in_place(options, comm.world_size());
+  grads_in_shard_ = plan_.reduction() == GradientReduction::in_place;
   if (options.stage < 2 && !grads_in_shard_) {
     for (std::size_t b = 0; b < blocks; ++b)
       block_grads_[b] = Buffer(device, dtype, plan_.block(b).numel, MemCategory::grads, tracker);
@@ -296,17 +296,17 @@ void ZeroEngine::optimizer_step(double lr, int local_stop_signal, StepStats& sta
 
 std::unique_ptr<GradientReducer> ZeroEngine::make_reducer() {
   return std::make_unique<GradientReducer>(plan_, tied_to_, comm_, ctx_.stream(), ctx_.device(), options_.comm_dtype,
-                                           options_.overlap_comm, grads_in_shard_,
+                                           options_.overlap_comm,
                                            std::max<std::size_t>(2, bucket_buffer_count(plan_, options_)), exposed_,
                                            tracker_);
 }
 
 void ZeroEngine::reserve_comm_workspace() {
-  const int plan_world = options_.stage == 0 ? 1 : comm_.world_size();  // stage 0's plan is one rank's
   std::size_t bucket = 0, block = 0;
-  for (const BucketPlacement& b : plan_.buckets()) bucket = std::max(bucket, b.numel(plan_world));
+  for (const BucketPlacement& b : plan_.buckets()) bucket = std::max(bucket, b.numel(plan_.shards()));
   for (std::size_t b = 0; b < model_.num_blocks(); ++b) block = std::max(block, plan_.block(b).padded_numel);
-  comm_.reserve_workspace(options_.stage == 0 ? CollectiveKind::all_reduce : CollectiveKind::reduce_scatter,
+  const bool all_reduce = plan_.reduction() != GradientReduction::reduce_scatter;
+  comm_.reserve_workspace(all_reduce ? CollectiveKind::all_reduce : CollectiveKind::reduce_scatter,
                           options_.comm_dtype, bucket);
   if (options_.stage > 0) comm_.reserve_workspace(CollectiveKind::all_gather, options_.compute_dtype, block);
 }
@@ -314,8 +314,9 @@ void ZeroEngine::reserve_comm_workspace() {
 void ZeroEngine::choose_bucket_size_now() {
   choose_bucket_size_after_step_ = false;
   const std::size_t largest = std::min(initial_bucket_size(options_), plan_.padded_total_numel());
+  const bool all_reduce = plan_.reduction() != GradientReduction::reduce_scatter;
   const BucketTimings timings =
-      measure_bucket_timings(comm_, options_.comm_dtype, options_.stage == 0, largest,
+      measure_bucket_timings(comm_, options_.comm_dtype, all_reduce, largest,
                              backward_end_.elapsed_ms_since(backward_begin_), ctx_.stream(), tracker_);
   const BucketSizeChoice choice = choose_bucket_size(timings, plan_.padded_total_numel(),
                                                      dtype_size(options_.comm_dtype), kSmallestAutoBucketSize,
@@ -362,7 +363,7 @@ double ZeroEngine::eval_loss(const LoadMicroBatch& load) {
 }
 
 std::vector<float> ZeroEngine::gather_full_params_f32() {
-  const int world = plan_.world_size();
+  const int world = plan_.shards();
   std::vector<float> shards;
   if (world == 1) {
     shards = download_f32(optimizer_.master(), ctx_.stream(), tracker_);

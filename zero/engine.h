@@ -135,7 +135,7 @@ class ZeroEngine {
   std::vector<Buffer> params_;         // stages 0-2: every block's padded flat parameter
   Buffer param_shard_;                 // stage 3: this rank's shard in the compute dtype
   std::vector<Buffer> block_grads_;    // stages 0/1: every block's gradient; 2/3: while in flight
-  bool grads_in_shard_ = false;        // block gradients are ranges of grad_shard_ (reduces_gradients_in_place)
+  bool grads_in_shard_ = false;        // block gradients are ranges of grad_shard_ (GradientReduction::in_place)
   // Stages 0/1 with gradient accumulation in bf16/f16: the micro-batches' gradients summed in
   // fp32 (block_grads_ hold one micro-batch's).
   std::vector<Buffer> grad_accumulators_;

@@ -11,22 +11,24 @@ namespace zt {
 
 GradientReducer::GradientReducer(const PartitionPlan& plan, std::vector<std::optional<std::size_t>> tied_to,
                                  Communicator& comm, Stream& compute, Device device, DType comm_dtype, bool overlap,
-                                 bool in_place, std::size_t buffers, ExposedTime& exposed, MemoryTracker& tracker)
+                                 std::size_t buffers, ExposedTime& exposed, MemoryTracker& tracker)
     : plan_(plan),
       comm_(comm),
       compute_(compute),
       comm_dtype_(comm_dtype),
       overlap_(overlap),
-      in_place_(in_place),
-      all_reduce_(plan.world_size() == 1 && comm.world_size() > 1),
+      in_place_(plan.reduction() == GradientReduction::in_place),
+      all_reduce_(plan.reduction() != GradientReduction::reduce_scatter),
       tied_to_(std::move(tied_to)),
       contributors_(plan.blocks().size(), 1),
       exposed_(exposed) {
   for (std::size_t b = 0; b < tied_to_.size(); ++b)
     if (tied_to_[b]) ++contributors_.at(*tied_to_[b]);
-  if (in_place && (plan.world_size() != 1 || comm_dtype != DType::f32))
-    throw std::invalid_argument("gradient reducer: in place needs one shard of fp32 gradients (a plan for one rank)");
-  if (in_place) return;
+  if (plan.shards() != (all_reduce_ ? 1 : comm.world_size()))
+    throw std::invalid_argument("gradient reducer: a reduce-scatter needs one shard per rank, an all-reduce one shard");
+  if (in_place_ && comm_dtype != DType::f32)
+    throw std::invalid_argument("gradient reducer: in place needs fp32 communication");
+  if (in_place_) return;
   // Buffers are used in turn: while one bucket fills, the others' reductions run. Only the
   // bucket being filled is not launched yet, so two buffers always suffice to make progress.
   if (buffers < 2) throw std::invalid_argument("gradient reducer: at least two bucket buffers are needed");
@@ -78,7 +80,7 @@ void GradientReducer::pack(std::size_t block) {
 }
 
 void GradientReducer::pack_piece(const BucketPiece& piece, BufferView grad, Slot& slot, std::size_t bucket) {
-  for (int r = 0; r < plan_.world_size(); ++r) {
+  for (int r = 0; r < plan_.shards(); ++r) {
     // The piece's elements of rank r's chunk; past the block's end they are padding and must be
     // zero (the slot may hold another bucket's values there).
     const PartitionPlan::Chunk part = plan_.chunk(piece.block, r);
@@ -104,7 +106,7 @@ GradientReducer::Slot& GradientReducer::acquire_slot(std::size_t bucket) {
 void GradientReducer::launch(std::size_t bucket) {
   const BucketPlacement& placement = plan_.bucket(bucket);
   BufferView data = in_place_ ? grad_shard_.slice(placement.shard_offset, placement.rank_chunk_numel)
-                              : slots_[*slot_of_bucket_.at(bucket)].buffer.slice(0, placement.numel(plan_.world_size()));
+                              : slots_[*slot_of_bucket_.at(bucket)].buffer.slice(0, placement.numel(plan_.shards()));
   // In place the shard keeps the sum, which the engine divides in the optimizer's multiplier: the
   // average's division would be one more pass over the whole gradient.
   const ReduceOp op = in_place_ ? ReduceOp::sum : ReduceOp::avg;

@@ -15,7 +15,8 @@
 // the same values in the same order into the shard, so the results are bitwise identical; only
 // the step time differs.
 //
-// in_place (reduces_gradients_in_place, engine_options.h): the block gradients are ranges of the
+// The plan says which collective (PartitionPlan::reduction, partition.h). In place: the block
+// gradients are ranges of the
 // fp32 shard itself, which is laid out as the buckets cut it. A full bucket is reduced where it
 // lies, so there is nothing to pack, no bucket buffer and nothing to add back. The shard then
 // holds the ranks' sum, not their average (sum_divisor()): whoever reads it divides, which the
@@ -41,7 +42,7 @@ class GradientReducer {
   // tied_to[b]: the block whose parameters block b also uses (its gradient feeds that block's).
   // Waits of the compute stream for reductions are measured into exposed.
   GradientReducer(const PartitionPlan& plan, std::vector<std::optional<std::size_t>> tied_to, Communicator& comm,
-                  Stream& compute, Device device, DType comm_dtype, bool overlap, bool in_place, std::size_t buffers,
+                  Stream& compute, Device device, DType comm_dtype, bool overlap, std::size_t buffers,
                   ExposedTime& exposed, MemoryTracker& tracker);
 
   // Starts a backward pass whose gradients are reduced into grad_shard (f32, shard_numel);
@@ -79,8 +80,8 @@ class GradientReducer {
   Stream& compute_;
   DType comm_dtype_;
   bool overlap_;
-  bool in_place_;
-  bool all_reduce_;  // stage 0: the plan is for one "rank", every rank reduces everything
+  bool in_place_;    // plan_.reduction() is in_place
+  bool all_reduce_;  // plan_.reduction() is all_reduce or in_place: every rank reduces every bucket
   std::vector<std::optional<std::size_t>> tied_to_;
   std::vector<std::size_t> contributors_;  // per block: itself + the blocks tied to it
   std::vector<std::size_t> pending_;       // per block: contributors that have not run backward

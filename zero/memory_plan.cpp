@@ -13,8 +13,11 @@ namespace zt {
 PartitionPlan make_partition_plan(const models::Model& model, const ZeroOptions& options, int world_size) {
   std::vector<std::size_t> numels;
   for (std::size_t b = 0; b < model.num_blocks(); ++b) numels.push_back(model.block(b).param_count());
-  return PartitionPlan(numels, options.stage == 0 ? 1 : world_size, initial_bucket_size(options),
-                       options.first_reduce_bucket_size);
+  const GradientReduction reduction = reduces_gradients_in_place(options, world_size) ? GradientReduction::in_place
+                                      : options.stage == 0                          ? GradientReduction::all_reduce
+                                                                                    : GradientReduction::reduce_scatter;
+  return PartitionPlan(numels, reduction == GradientReduction::reduce_scatter ? world_size : 1,
+                       initial_bucket_size(options), options.first_reduce_bucket_size, reduction);
 }
 
 namespace {

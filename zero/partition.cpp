@@ -12,12 +12,14 @@ std::vector<std::size_t> BucketPlacement::blocks() const {
   return out;
 }
 
-PartitionPlan::PartitionPlan(std::span<const std::size_t> block_numels, int world_size, std::size_t bucket_numel,
-                             std::size_t first_bucket_numel)
-    : world_size_(world_size) {
-  if (world_size < 1) throw std::invalid_argument("partition plan: world size must be at least 1");
+PartitionPlan::PartitionPlan(std::span<const std::size_t> block_numels, int shards, std::size_t bucket_numel,
+                             std::size_t first_bucket_numel, GradientReduction reduction)
+    : shards_(shards), reduction_(reduction) {
+  if (shards < 1) throw std::invalid_argument("partition plan: at least one shard is needed");
   if (bucket_numel == 0) throw std::invalid_argument("partition plan: bucket size must be at least 1 element");
-  const std::size_t n = static_cast<std::size_t>(world_size);
+  if (reduction != GradientReduction::reduce_scatter && shards != 1)
+    throw std::invalid_argument("partition plan: an all-reduce of the gradient (stage 0) needs one shard");
+  const std::size_t n = static_cast<std::size_t>(shards);
   blocks_.resize(block_numels.size());
   for (std::size_t b = 0; b < block_numels.size(); ++b) {
     BlockPlacement& block = blocks_[b];
@@ -63,7 +65,7 @@ PartitionPlan::Chunk PartitionPlan::chunk(std::size_t block, int rank) const {
 
 std::size_t PartitionPlan::largest_bucket_numel() const {
   std::size_t largest = 0;
-  for (const BucketPlacement& bucket : buckets_) largest = std::max(largest, bucket.numel(world_size_));
+  for (const BucketPlacement& bucket : buckets_) largest = std::max(largest, bucket.numel(shards_));
   return largest;
 }
 

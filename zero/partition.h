@@ -27,6 +27,22 @@
 
 namespace zt {
 
+// How a bucket's gradient reaches the ranks that update it, chosen per ZeRO stage
+// (make_partition_plan, memory_plan.h).
+enum class GradientReduction {
+  // Stages 1-3: the parameters are in N shards, and one reduce-scatter of a bucket hands rank r
+  // the average of its range.
+  reduce_scatter,
+  // Stage 0 with 16-bit gradients or communication: one shard (every rank updates every
+  // parameter), and every rank receives the average of every bucket, copied out of the bucket
+  // buffer into the fp32 gradient.
+  all_reduce,
+  // Stage 0 in fp32 (and stage 1 on one rank): one shard that is the whole fp32 gradient, laid out
+  // as the buckets cut it. Backward writes each block's gradient into it, and each bucket is
+  // all-reduced where it lies, left as the ranks' sum: no bucket buffers, no copies.
+  in_place,
+};
+
 struct BlockPlacement {
   std::size_t numel = 0;         // the block's real parameter count
   std::size_t padded_numel = 0;  // numel rounded up to a multiple of N
@@ -48,19 +64,23 @@ struct BucketPlacement {
   std::vector<BucketPiece> pieces;   // in backward order: the order their gradients become ready
   std::size_t rank_chunk_numel = 0;  // the bucket's range of each shard; the bucket holds N of these
   std::size_t shard_offset = 0;      // where the range (and the reduce-scatter output) starts in the shard
-  std::size_t numel(int world_size) const { return rank_chunk_numel * static_cast<std::size_t>(world_size); }
+  std::size_t numel(int shards) const { return rank_chunk_numel * static_cast<std::size_t>(shards); }
   std::vector<std::size_t> blocks() const;  // the blocks with a piece in it, in backward order
 };
 
 class PartitionPlan {
  public:
-  // block_numels: the parameter count of every block in forward order. bucket_numel: the largest
-  // bucket in elements (over all ranks); first_bucket_numel: the first bucket's (0: the same).
-  // Throws std::invalid_argument for world_size < 1 or bucket_numel == 0.
-  PartitionPlan(std::span<const std::size_t> block_numels, int world_size, std::size_t bucket_numel,
-                std::size_t first_bucket_numel = 0);
+  // block_numels: the parameter count of every block in forward order. shards: the ranks the
+  // parameters are split over (1 for all_reduce and in_place). bucket_numel: the largest bucket in
+  // elements (over all shards); first_bucket_numel: the first bucket's (0: the same). Throws
+  // std::invalid_argument for shards < 1, bucket_numel == 0, or a reduction that needs one shard
+  // given several.
+  PartitionPlan(std::span<const std::size_t> block_numels, int shards, std::size_t bucket_numel,
+                std::size_t first_bucket_numel = 0,
+                GradientReduction reduction = GradientReduction::reduce_scatter);
 
-  int world_size() const { return world_size_; }
+  int shards() const { return shards_; }
+  GradientReduction reduction() const { return reduction_; }
   const std::vector<BlockPlacement>& blocks() const { return blocks_; }
   const std::vector<BucketPlacement>& buckets() const { return buckets_; }
   const BlockPlacement& block(std::size_t index) const { return blocks_.at(index); }
@@ -68,7 +88,7 @@ class PartitionPlan {
 
   std::size_t shard_numel() const { return shard_numel_; }  // per rank, equal on all ranks
   std::size_t total_numel() const { return total_numel_; }  // real parameters
-  std::size_t padded_total_numel() const { return shard_numel_ * static_cast<std::size_t>(world_size_); }
+  std::size_t padded_total_numel() const { return shard_numel_ * static_cast<std::size_t>(shards_); }
   std::size_t largest_bucket_numel() const;
   // How many bucket buffers of largest_bucket_numel() fit in budget_numel elements: at least two
   // (one filling while another reduces), at most one per bucket (0 without buckets).
@@ -85,7 +105,8 @@ class PartitionPlan {
   std::size_t bucket_rank_offset(std::size_t bucket, int rank) const;
 
  private:
-  int world_size_;
+  int shards_;
+  GradientReduction reduction_;
   std::vector<BlockPlacement> blocks_;
   std::vector<BucketPlacement> buckets_;
   std::size_t shard_numel_ = 0;

@@ -161,9 +161,8 @@ StepTimeInputs step_time_inputs(const models::Model& model, const ZeroOptions& o
 
   const double comm_size = static_cast<double>(dtype_size(options.comm_dtype));
   const double compute_size = static_cast<double>(dtype_size(options.compute_dtype));
-  const int plan_world = options.stage == 0 ? 1 : world_size;  // stage 0 partitions nothing (make_partition_plan)
   for (std::size_t k = 0; k < plan.buckets().size(); ++k) {
-    in.bucket_comm_bytes.push_back(static_cast<double>(plan.bucket(k).numel(plan_world)) * comm_size);
+    in.bucket_comm_bytes.push_back(static_cast<double>(plan.bucket(k).numel(plan.shards())) * comm_size);
     std::size_t ready = blocks - 1;
     for (std::size_t b : plan.bucket(k).blocks()) ready = std::min(ready, completed_by[b]);
     in.bucket_ready_block.push_back(ready);

@@ -77,7 +77,7 @@ SaveResult save_checkpoint(ZeroEngine& engine, const models::Model& model, const
   request.barrier();
 
   // Stage 0 ranks all hold the whole model: rank 0 alone writes it.
-  const int shard_ranks = engine.plan().world_size();
+  const int shard_ranks = engine.plan().shards();
   const bool writes_shard = request.rank < shard_ranks;
   if (writes_shard) {
     write_shard_files(engine, partial_dir, engine.shard_rank());

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "models/llama.h"
+#include "zero/partition.h"
 #include "zero/memory_plan.h"
 
 namespace zt {
@@ -43,6 +44,32 @@ TEST(LlamaPlan, ActivationsGrowWithTheBatchAndAreCountedForTheGpuLayout) {
   EXPECT_GT(one.activations, 0);
   EXPECT_GT(four.activations, 3 * one.activations);
   EXPECT_EQ(four.model_states(), one.model_states());
+}
+
+// The partition plan names each stage's reduction: stages 1-3 reduce-scatter over one shard per
+// rank; stage 0 all-reduces one shard, in place when the gradient and the communication are fp32
+// (and so does stage 1 on one rank).
+TEST(PartitionPlanReduction, EachStageSaysItsCollective) {
+  models::Llama model(models::LlamaConfig::preset("llama-tiny"));
+  ZeroOptions o;
+  for (DType dtype : {DType::f32, DType::bf16}) {
+    o.compute_dtype = o.comm_dtype = dtype;
+    for (int stage = 0; stage <= 3; ++stage) {
+      o.stage = stage;
+      SCOPED_TRACE(std::string(dtype_name(dtype)) + " stage " + std::to_string(stage));
+      const PartitionPlan plan = make_partition_plan(model, o, 4);
+      if (stage == 0) {
+        EXPECT_EQ(plan.reduction(), dtype == DType::f32 ? GradientReduction::in_place : GradientReduction::all_reduce);
+        EXPECT_EQ(plan.shards(), 1);
+      } else {
+        EXPECT_EQ(plan.reduction(), GradientReduction::reduce_scatter);
+        EXPECT_EQ(plan.shards(), 4);
+      }
+    }
+  }
+  o.compute_dtype = o.comm_dtype = DType::f32;
+  o.stage = 1;
+  EXPECT_EQ(make_partition_plan(model, o, 1).reduction(), GradientReduction::in_place);
 }
 
 }  // namespace

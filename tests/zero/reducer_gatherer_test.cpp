@@ -34,17 +34,16 @@ class ReducerGathererTest : public testing::Test {
   CpuStream compute_{CpuStream::Mode::inline_on_caller, "compute"};
 };
 
-// Reduces one backward pass of block gradients and returns this rank's f32 shard. in_place: the
-// gradients are written into their ranges of the shard and reduced there (a plan for one rank).
+// Reduces one backward pass of block gradients and returns this rank's f32 shard. A plan whose
+// reduction is in_place: the gradients are written into their ranges of the shard and reduced there.
 std::vector<float> reduce_once(const PartitionPlan& plan, Communicator& comm, Stream& compute, bool overlap,
-                               ExposedTime& exposed, std::size_t buffers = 2, bool in_place = false,
-                               MemoryTracker* tracker_out = nullptr) {
+                               ExposedTime& exposed, std::size_t buffers = 2, MemoryTracker* tracker_out = nullptr) {
+  const bool in_place = plan.reduction() == GradientReduction::in_place;
   const std::size_t blocks = plan.blocks().size();
   std::vector<std::optional<std::size_t>> tied(blocks);
   MemoryTracker own_tracker;
   MemoryTracker& tracker = tracker_out ? *tracker_out : own_tracker;
-  GradientReducer reducer(plan, tied, comm, compute, Device::cpu(), DType::f32, overlap, in_place, buffers, exposed,
-                          tracker);
+  GradientReducer reducer(plan, tied, comm, compute, Device::cpu(), DType::f32, overlap, buffers, exposed, tracker);
   Buffer shard(Device::cpu(), DType::f32, plan.shard_numel(), MemCategory::grads, tracker);
   std::vector<Buffer> grads;
   std::vector<BufferView> views;
@@ -118,13 +117,15 @@ TEST_F(ReducerGathererTest, ReducerInPlaceLeavesTheSumWithoutBuffers) {
   const int n = world_->world_size();
   const bool power_of_two = (n & (n - 1)) == 0;
   for (const BucketCase& c : kBucketCases) {
-    PartitionPlan plan(std::vector<std::size_t>{33, 90, 17, 250}, 1, c.bucket, c.first);
+    const std::vector<std::size_t> numels{33, 90, 17, 250};
+    PartitionPlan plan(numels, 1, c.bucket, c.first, GradientReduction::all_reduce);
+    PartitionPlan in_place(numels, 1, c.bucket, c.first, GradientReduction::in_place);
     ASSERT_GT(plan.buckets().size(), 1u);
     for (bool overlap : {true, false}) {
       ExposedTime exposed;
       const std::vector<float> copied = reduce_once(plan, *world_, compute_, overlap, exposed, c.buffers);
       MemoryTracker tracker;
-      const std::vector<float> summed = reduce_once(plan, *world_, compute_, overlap, exposed, c.buffers, true, &tracker);
+      const std::vector<float> summed = reduce_once(in_place, *world_, compute_, overlap, exposed, c.buffers, &tracker);
       ASSERT_EQ(copied.size(), summed.size());
       for (std::size_t i = 0; i < copied.size(); ++i) {
         // A power-of-two division is exact, so the average times n is the sum bit for bit.
@@ -141,11 +142,16 @@ TEST_F(ReducerGathererTest, ReducerInPlaceLeavesTheSumWithoutBuffers) {
   }
 }
 
-TEST_F(ReducerGathererTest, ReducerInPlaceNeedsAPlanForOneRank) {
-  if (world_->world_size() == 1) GTEST_SKIP() << "a plan for the world is a plan for one rank";
-  PartitionPlan plan(std::vector<std::size_t>{33, 90}, world_->world_size(), 20);
+// The plan's reduction and the communicator must agree: a reduce-scatter has one shard per rank,
+// an all-reduce (in place or not) one shard, and a plan cannot say all-reduce over several.
+TEST_F(ReducerGathererTest, ThePlansReductionMustFitTheWorld) {
+  const std::vector<std::size_t> numels{33, 90};
+  EXPECT_THROW(PartitionPlan(numels, 2, 20, 0, GradientReduction::in_place), std::invalid_argument);
+  EXPECT_THROW(PartitionPlan(numels, 2, 20, 0, GradientReduction::all_reduce), std::invalid_argument);
+  if (world_->world_size() == 1) GTEST_SKIP() << "with one rank every plan fits the world";
   ExposedTime exposed;
-  EXPECT_THROW(reduce_once(plan, *world_, compute_, true, exposed, 2, true), std::invalid_argument);
+  PartitionPlan too_few(numels, 1, 20);  // reduce_scatter, but one shard for several ranks
+  EXPECT_THROW(reduce_once(too_few, *world_, compute_, true, exposed), std::invalid_argument);
 }
 
 TEST_F(ReducerGathererTest, ReducerNeedsTwoBuffers) {
