@@ -26,6 +26,7 @@ MPI_Datatype mpi_datatype(DType dtype) {
     case DType::f32: return MPI_FLOAT;
     case DType::bf16: return MPI_UINT16_T;
     case DType::f16: return MPI_UINT16_T;
+    case DType::i32: return MPI_INT32_T;
   }
   throw std::logic_error("mpi_datatype: unknown dtype");
 }
@@ -50,6 +51,7 @@ MPI_Op MpiSumOps::sum(DType dtype) const {
     case DType::f32: return MPI_SUM;
     case DType::bf16: return bf16_sum_.get();
     case DType::f16: return f16_sum_.get();
+    case DType::i32: return MPI_SUM;
   }
   throw std::logic_error("MpiSumOps::sum: unknown dtype");
 }
@@ -73,6 +75,7 @@ void divide_host(BufferView data, int divisor) {
       for (std::size_t i = 0; i < data.numel; ++i) x[i] = float_to_f16(f16_to_float(x[i]) / d);
       break;
     }
+    case DType::i32: throw std::invalid_argument("an average of integers (i32) is not an integer");
   }
 }
 

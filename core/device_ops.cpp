@@ -31,8 +31,9 @@ float load(const BufferView& v, std::size_t i) {
     case DType::f32: return static_cast<const float*>(v.data)[i];
     case DType::bf16: return bf16_to_float(static_cast<const bf16*>(v.data)[i]);
     case DType::f16: return f16_to_float(static_cast<const f16*>(v.data)[i]);
+    case DType::i32: break;
   }
-  return 0.0f;
+  throw std::invalid_argument("an i32 buffer has no float values");
 }
 
 // The CPU: memory from the C allocator, work run in the stream's order by a CpuStream (at once

@@ -12,6 +12,7 @@ std::size_t dtype_size(DType dtype) {
     case DType::f32: return 4;
     case DType::bf16: return 2;
     case DType::f16: return 2;
+    case DType::i32: return 4;
   }
   throw std::logic_error("unknown dtype");
 }
@@ -21,6 +22,7 @@ std::string_view dtype_name(DType dtype) {
     case DType::f32: return "f32";
     case DType::bf16: return "bf16";
     case DType::f16: return "f16";
+    case DType::i32: return "i32";
   }
   throw std::logic_error("unknown dtype");
 }
@@ -87,6 +89,7 @@ float load(const void* src, DType dtype, std::size_t i) {
     case DType::f32: return static_cast<const float*>(src)[i];
     case DType::bf16: return bf16_to_float(static_cast<const bf16*>(src)[i]);
     case DType::f16: return f16_to_float(static_cast<const f16*>(src)[i]);
+    case DType::i32: break;  // refused by convert_host
   }
   return 0.0f;
 }
@@ -96,6 +99,7 @@ void store(void* dst, DType dtype, std::size_t i, float value) {
     case DType::f32: static_cast<float*>(dst)[i] = value; break;
     case DType::bf16: static_cast<bf16*>(dst)[i] = float_to_bf16(value); break;
     case DType::f16: static_cast<f16*>(dst)[i] = float_to_f16(value); break;
+    case DType::i32: break;  // refused by convert_host
   }
 }
 
@@ -106,6 +110,9 @@ void convert_host(const void* src, DType src_dtype, void* dst, DType dst_dtype, 
     if (n) std::memmove(dst, src, n * dtype_size(src_dtype));
     return;
   }
+  if (src_dtype == DType::i32 || dst_dtype == DType::i32)
+    throw std::invalid_argument("convert_host: integers (i32) are copied, not converted to or from " +
+                                std::string(dtype_name(src_dtype == DType::i32 ? dst_dtype : src_dtype)));
   for (std::size_t i = 0; i < n; ++i) store(dst, dst_dtype, i, load(src, src_dtype, i));
 }
 

@@ -40,14 +40,14 @@ Activations::Plan Activations::make_plan(const Model& model, int B, int T, Devic
   Plan p;
   std::size_t BT = static_cast<std::size_t>(B) * T;
   if (model.input_kind() == Model::InputKind::tokens) {
-    p.input = p.take(BT, DType::f32);
-    p.index_positions = p.take(BT, DType::f32);
-    p.index_starts = p.take(BT + 1, DType::f32);
-    p.index_tokens = p.take(BT, DType::f32);
+    p.input = p.take(BT, DType::i32);
+    p.index_positions = p.take(BT, DType::i32);
+    p.index_starts = p.take(BT + 1, DType::i32);
+    p.index_tokens = p.take(BT, DType::i32);
   } else {
     p.input = p.take(BT * model.input_width(), dtype);
   }
-  p.targets = p.take(BT, DType::f32);
+  p.targets = p.take(BT, DType::i32);
   std::size_t max_stream = 0;
   for (std::size_t i = 0; i < model.num_blocks(); ++i) {
     const Block& b = model.block(i);

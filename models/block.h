@@ -30,7 +30,7 @@ namespace zt::models {
 struct ActivationSlot {
   std::string name;
   std::size_t numel = 0;
-  bool f32 = false;  // f32 regardless of the compute dtype (LayerNorm statistics, losses, ints)
+  bool f32 = false;  // f32 regardless of the compute dtype (LayerNorm statistics, losses)
 };
 
 // The activations one block sees during a call; views are on the compute device.
@@ -40,7 +40,7 @@ struct BlockIO {
   BufferView output;                 // this block's output
   std::vector<BufferView> saved;     // in the order of saved_slots()
   std::vector<BufferView> scratch;   // in the order of scratch_slots()
-  BufferView targets;                // int32 (B*T); read by the loss block
+  BufferView targets;                // i32 (B*T); read by the loss block
   const ops::TokenIndex* token_index = nullptr;  // of the model input, for the embedding backward
 };
 

@@ -1,3 +1,4 @@
+#include <stdexcept>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -44,6 +45,7 @@ template <typename F> void with_type(DType dtype, F f) {
     case DType::f32: f(static_cast<float*>(nullptr)); break;
     case DType::bf16: f(static_cast<__nv_bfloat16*>(nullptr)); break;
     case DType::f16: f(static_cast<__half*>(nullptr)); break;
+    case DType::i32: throw std::invalid_argument("integers (i32) are copied, not converted");
   }
 }
 

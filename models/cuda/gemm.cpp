@@ -10,8 +10,9 @@ cudaDataType_t cuda_type(DType dt) {
     case DType::f32: return CUDA_R_32F;
     case DType::bf16: return CUDA_R_16BF;
     case DType::f16: return CUDA_R_16F;
+    case DType::i32: break;
   }
-  return CUDA_R_32F;
+  throw std::invalid_argument("gemm: no products of i32 matrices");
 }
 }  // namespace
 

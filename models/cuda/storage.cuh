@@ -48,6 +48,7 @@ inline void check_launch() { ZT_CUDA_CHECK(cudaGetLastError()); }
       case ::zt::DType::f32: LAUNCHER<float>(__VA_ARGS__); break;                      \
       case ::zt::DType::bf16: LAUNCHER<__nv_bfloat16>(__VA_ARGS__); break;             \
       case ::zt::DType::f16: LAUNCHER<__half>(__VA_ARGS__); break;                     \
+      case ::zt::DType::i32: throw std::invalid_argument("a float kernel given i32 storage"); \
     }                                                                                  \
     ::zt::models::cuda::check_launch();                                                \
   } while (0)

@@ -1,6 +1,5 @@
 // What every op checks before it runs (ops/<op>.cpp): a view must be on the context's device, of
-// the dtype (or an equally wide one, for int32 data in f32 views) and at least `numel` elements
-// long. Throws std::invalid_argument naming the view. Also the pointer of a CPU view.
+// the dtype and at least `numel` elements long. Throws std::invalid_argument naming the view. Also the pointer of a CPU view.
 #pragma once
 
 #include <fmt/format.h>
@@ -17,7 +16,7 @@ inline void check(const ComputeContext& ctx, const BufferView& v, DType dtype, s
   if (!(v.device == ctx.device()))
     throw std::invalid_argument(fmt::format("{}: view on {} given to a {} context", what, v.device.str(),
                                             ctx.device().str()));
-  if (dtype_size(v.dtype) != dtype_size(dtype) || (v.dtype != dtype && dtype != DType::f32))
+  if (v.dtype != dtype)
     throw std::invalid_argument(fmt::format("{}: view of dtype {}, expected {}", what, dtype_name(v.dtype),
                                             dtype_name(dtype)));
   if (v.numel < numel)

@@ -1,13 +1,15 @@
 #include "models/ops/common.h"
 
 #include <stdexcept>
+#include <string>
 
 #include "core/device_ops.h"
 
 namespace zt::models::ops {
 
 std::int32_t* int32_view(const BufferView& view) {
-  if (dtype_size(view.dtype) != 4) throw std::invalid_argument("int32 data needs a 4-byte buffer");
+  if (view.dtype != DType::i32)
+    throw std::invalid_argument(std::string("integer data needs an i32 view, not ") + std::string(dtype_name(view.dtype)));
   return static_cast<std::int32_t*>(view.data);
 }
 

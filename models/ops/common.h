@@ -7,8 +7,7 @@
 // the CUDA one (on_cuda::, in <op>.cu); models/no_cuda.cpp answers on_cuda:: in a build without
 // CUDA. No code above the ops knows which device it runs on.
 //
-// Integer tensors (tokens, targets) are stored in 4-byte buffers typed f32 that hold int32 bit
-// patterns, because the core DType has no integer type; int32_view() reads them.
+// Integer tensors (tokens, targets, the token index) are i32 views; int32_view() reads them.
 #pragma once
 
 #include <cstdint>

@@ -41,7 +41,7 @@ using detail::sz;
 void embedding_forward(ComputeContext& ctx, BufferView out, BufferView tokens, BufferView wte, BufferView wpe, int B,
                        int T, int C) {
   check_act(ctx, out, sz(B * T, C), "embedding out");
-  check(ctx, tokens, DType::f32, sz(B, T), "embedding tokens");
+  check(ctx, tokens, DType::i32, sz(B, T), "embedding tokens");
   check_act(ctx, wpe, sz(T, C), "embedding wpe");
   check_act(ctx, wte, C, "embedding wte");
   if (ctx.device().is_cuda()) return on_cuda::embedding_forward(ctx, out, tokens, wte, wpe, B, T, C);

@@ -140,7 +140,7 @@ void softmax_xent_forward(ComputeContext& ctx, BufferView losses, BufferView log
                           int Vp) {
   check(ctx, losses, DType::f32, N, "softmax_xent losses");
   check_act(ctx, logits, sz(N, Vp), "softmax_xent logits");
-  check(ctx, targets, DType::f32, N, "softmax_xent targets");
+  check(ctx, targets, DType::i32, N, "softmax_xent targets");
   if (ctx.device().is_cuda()) return on_cuda::softmax_xent_forward(ctx, losses, logits, targets, N, V, Vp);
   cpu::softmax_xent_forward(f32(losses), f32(logits), int32_view(targets), N, V, Vp);
 }
@@ -149,7 +149,7 @@ void softmax_xent_backward(ComputeContext& ctx, BufferView dlogits, BufferView l
                            int N, int V, int Vp) {
   check_act(ctx, dlogits, sz(N, Vp), "softmax_xent dlogits");
   check_act(ctx, logits, sz(N, Vp), "softmax_xent logits");
-  check(ctx, targets, DType::f32, N, "softmax_xent targets");
+  check(ctx, targets, DType::i32, N, "softmax_xent targets");
   if (ctx.device().is_cuda())
     return on_cuda::softmax_xent_backward(ctx, dlogits, logits, targets, dloss, N, V, Vp);
   cpu::softmax_xent_backward(f32(dlogits), f32(logits), int32_view(targets), dloss, N, V, Vp);

@@ -32,7 +32,7 @@ using detail::sz;
 
 void token_embedding_forward(ComputeContext& ctx, BufferView out, BufferView tokens, BufferView wte, int N, int C) {
   check_act(ctx, out, sz(N, C), "token_embedding out");
-  check(ctx, tokens, DType::f32, N, "token_embedding tokens");
+  check(ctx, tokens, DType::i32, N, "token_embedding tokens");
   check_act(ctx, wte, C, "token_embedding wte");
   if (ctx.device().is_cuda()) return on_cuda::token_embedding_forward(ctx, out, tokens, wte, N, C);
   cpu::token_embedding_forward(f32(out), int32_view(tokens), f32(wte), N, C);

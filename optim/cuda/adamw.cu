@@ -1,5 +1,6 @@
 // The fused AdamW update of optim/adamw.h on the GPU: one thread per element, the element update
 // of adamw_update.h (the one the CPU runs), then the rounding into the compute dtype.
+#include <stdexcept>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -44,6 +45,7 @@ void cuda::adamw_step(const AdamWStep& a, cudaStream_t s) {
       adamw_kernel<<<blocks, kThreads, 0, s>>>(a.master, a.exp_avg, a.exp_avg_sq, a.grad,
                                                 static_cast<__half*>(a.params_out), a.count, c);
       break;
+    case DType::i32: throw std::invalid_argument("AdamW: parameters cannot be i32");
   }
   ZT_CUDA_CHECK(cudaGetLastError());
 }

@@ -32,6 +32,7 @@ float representable(float x, DType dtype) {
     case DType::f32: return x;
     case DType::bf16: return bf16_to_float(float_to_bf16(x));
     case DType::f16: return f16_to_float(float_to_f16(x));
+    case DType::i32: break;
   }
   return x;
 }

@@ -44,6 +44,7 @@ std::size_t value_period(DType dtype) {
     case DType::f32: return 65536;
     case DType::bf16: return 16;
     case DType::f16: return 128;
+    case DType::i32: break;
   }
   return 1;
 }

@@ -25,6 +25,20 @@ TEST(DType, SizesAndNames) {
   EXPECT_THROW(parse_dtype("f64"), std::invalid_argument);
 }
 
+// Token ids and targets are i32: copied bit for bit, never converted to or from a float type.
+TEST(DType, IntegersAreCopiedNeverConverted) {
+  EXPECT_EQ(dtype_size(DType::i32), 4u);
+  EXPECT_EQ(dtype_name(DType::i32), "i32");
+  EXPECT_EQ(dtype_of<std::int32_t>(), DType::i32);
+  const std::vector<std::int32_t> ids = {0, 50256, -1, 16777217};  // 2^24 + 1: not a float
+  std::vector<std::int32_t> copy(ids.size());
+  convert_host(ids.data(), DType::i32, copy.data(), DType::i32, ids.size());
+  EXPECT_EQ(copy, ids);
+  std::vector<float> floats(ids.size());
+  EXPECT_THROW(convert_host(ids.data(), DType::i32, floats.data(), DType::f32, ids.size()), std::invalid_argument);
+  EXPECT_THROW(convert_host(floats.data(), DType::f32, copy.data(), DType::i32, ids.size()), std::invalid_argument);
+}
+
 // Every one of the 65536 bf16 patterns converts to f32 and back to itself (NaNs stay NaN).
 TEST(DType, Bf16RoundTripsAllPatternsExactly) {
   for (std::uint32_t pattern = 0; pattern <= 0xffff; ++pattern) {

@@ -49,7 +49,7 @@ void upload(const Buffer& dst, const void* src) { ASSERT_EQ(cudaMemcpy(dst.data(
 class CudaVsCpu : public ::testing::TestWithParam<DType> {
  protected:
   struct Pair {
-    Buffer c, g;  // CPU f32 and GPU (compute dtype, or f32 for statistics and ints)
+    Buffer c, g;  // CPU f32 and GPU (compute dtype, or f32 for statistics; i32 for integers)
   };
 
   void SetUp() override {
@@ -82,8 +82,8 @@ class CudaVsCpu : public ::testing::TestWithParam<DType> {
     return p;
   }
   Pair make_int(const std::vector<std::int32_t>& values) {
-    Pair p{Buffer(Device::cpu(), DType::f32, values.size(), MemCategory::workspace),
-           Buffer(Device::cuda(0), DType::f32, values.size(), MemCategory::workspace)};
+    Pair p{Buffer(Device::cpu(), DType::i32, values.size(), MemCategory::workspace),
+           Buffer(Device::cuda(0), DType::i32, values.size(), MemCategory::workspace)};
     std::memcpy(p.c.data(), values.data(), values.size() * 4);
     upload(p.g, values.data());
     return p;

@@ -12,6 +12,7 @@
 #include "models/gpt2.h"
 #include "models/mlp.h"
 #include "models/model_state.h"
+#include "models/ops/embedding.h"
 
 namespace zt::models::test {
 namespace {
@@ -114,6 +115,23 @@ TEST(GPT2Model, ActivationsAreChargedAndPredicted) {
             static_cast<std::int64_t>(model.param_count() * 4));
   EXPECT_EQ(tracker.stats(MemoryTracker::Space::host, MemCategory::grads).current,
             static_cast<std::int64_t>(model.param_count() * 4));
+}
+
+// Token ids and targets live in i32 buffers, and the ops take them only as i32 views.
+TEST(GPT2Model, TokensAndTargetsAreIntegerViews) {
+  GPT2 model(GPT2Config::preset("tiny"));
+  Activations acts(model, 1, 4, Device::cpu(), DType::f32);
+  EXPECT_EQ(acts.input().dtype, DType::i32);
+  EXPECT_EQ(acts.targets().dtype, DType::i32);
+  auto ctx = ComputeContext::cpu();
+  const GPT2Config& c = model.config();
+  Buffer tokens_as_floats(Device::cpu(), DType::f32, 4, MemCategory::workspace);
+  Buffer out(Device::cpu(), DType::f32, 4 * c.n_embd, MemCategory::workspace);
+  Buffer wte(Device::cpu(), DType::f32, c.padded_vocab_size * c.n_embd, MemCategory::workspace);
+  Buffer wpe(Device::cpu(), DType::f32, c.block_size * c.n_embd, MemCategory::workspace);
+  EXPECT_THROW(ops::embedding_forward(*ctx, out.view(), tokens_as_floats.view(), wte.view(), wpe.view(), 1, 4, c.n_embd),
+               std::invalid_argument);
+  EXPECT_THROW(ops::int32_view(tokens_as_floats.view()), std::invalid_argument);
 }
 
 TEST(GPT2Model, WholeModelGradcheckIncludingTiedHead) {
