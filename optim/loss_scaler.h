@@ -13,12 +13,15 @@
 
 namespace zt {
 
+// Also the loss-scaling keys of the config's precision section (runtime/config/config.h): these
+// are their defaults.
 struct LossScalerOptions {
   double loss_scale = 0.0;  // 0: dynamic
   int initial_scale_power = 16;
   std::int64_t loss_scale_window = 1000;
   int hysteresis = 2;
   double min_loss_scale = 1.0;
+  bool operator==(const LossScalerOptions&) const = default;
 };
 
 class LossScaler {

@@ -1,5 +1,8 @@
 // What the ZeRO engine is asked to do: the stage, overlap, bucket sizes, precision and optimizer
-// settings. The trainer maps the YAML config onto this struct, so zero/ does not read YAML.
+// settings. The config's zero_optimization section is ZeroConfig itself (the schema,
+// runtime/config/config_schema.cpp, binds each key to its field here); the trainer adds the
+// settings that come from other sections (runtime/train/job_settings.cpp, zero_options). zero/
+// does not read YAML.
 #pragma once
 
 #include <cstddef>
@@ -29,7 +32,11 @@ inline constexpr std::size_t kDefaultReduceBuffersPerBucket = 4;
 inline constexpr std::size_t kDefaultPrefetchBucketSize = 15'000'000;
 inline constexpr std::size_t kDefaultPersistenceThreshold = 100'000;
 
-struct ZeroOptions {
+// The dtype gradients are reduced in; `compute` = the same as the compute dtype.
+enum class CommDataType { fp32, bf16, fp16, compute };
+
+// The zero_optimization section: these are the keys' defaults.
+struct ZeroConfig {
   int stage = 0;                                    // 0, 1, 2 or 3
   bool overlap_comm = true;
   std::size_t reduce_bucket_size = kDefaultReduceBucketSize;  // elements per gradient bucket; kAutoBucketSize = auto
@@ -39,6 +46,11 @@ struct ZeroOptions {
   std::size_t reduce_buffer_size = 0;
   std::size_t stage3_prefetch_bucket_size = kDefaultPrefetchBucketSize;        // elements gathered ahead of use
   std::size_t stage3_param_persistence_threshold = kDefaultPersistenceThreshold;  // blocks this small stay gathered
+  CommDataType communication_data_type = CommDataType::fp32;  // resolved into ZeroOptions::comm_dtype
+  bool operator==(const ZeroConfig&) const = default;
+};
+
+struct ZeroOptions : ZeroConfig {
   DType compute_dtype = DType::f32;                 // parameters, activations, block gradients
   DType comm_dtype = DType::f32;                    // gradient buckets and their reduction
   int gradient_accumulation_steps = 1;

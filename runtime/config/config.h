@@ -18,6 +18,8 @@
 #include "core/dtype.h"
 #include "core/log.h"
 #include "models/model_config.h"
+#include "optim/loss_scaler.h"
+#include "zero/engine_options.h"
 
 namespace zt {
 
@@ -75,30 +77,11 @@ struct SchedulerConfig {
   bool operator==(const SchedulerConfig&) const = default;
 };
 
-struct PrecisionConfig {
+// The precision section: the compute dtype, TF32, and the loss scaler's own options (fp16 only).
+struct PrecisionConfig : LossScalerOptions {
   DType dtype = DType::f32;  // compute dtype of parameters, activations and gradients
-  double loss_scale = 0;     // fp16 only; 0 = dynamic
-  std::int64_t initial_scale_power = 0;
-  std::int64_t loss_scale_window = 0;
-  std::int64_t hysteresis = 0;
-  double min_loss_scale = 0;
   bool tf32 = true;  // fp32 GPU matrix products on TF32 tensor cores
   bool operator==(const PrecisionConfig&) const = default;
-};
-
-// The dtype gradients are reduced in; `compute` = the same as precision.dtype.
-enum class CommDataType { fp32, bf16, fp16, compute };
-
-struct ZeroConfig {
-  std::int64_t stage = 0;
-  bool overlap_comm = false;
-  std::int64_t reduce_bucket_size = 0;  // elements
-  std::int64_t first_reduce_bucket_size = 0;  // elements
-  std::int64_t reduce_buffer_size = 0;  // elements; 0 = a default number of buckets
-  std::int64_t stage3_prefetch_bucket_size = 0;  // elements
-  std::int64_t stage3_param_persistence_threshold = 0;  // elements
-  CommDataType communication_data_type = CommDataType::fp32;
-  bool operator==(const ZeroConfig&) const = default;
 };
 
 struct CheckpointConfig {

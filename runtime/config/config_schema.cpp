@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <concepts>
+#include <type_traits>
 #include <stdexcept>
 
 #include "comm/comm_options.h"
@@ -19,10 +21,13 @@ struct FieldAccess {
   std::function<const T&(const Config&)> cref;
 };
 
-template <typename Section, typename T>
-FieldAccess<T> field(Section Config::*section, T Section::*member) {
-  return {[=](Config& config) -> T& { return config.*section.*member; },
-          [=](const Config& config) -> const T& { return config.*section.*member; }};
+// member may belong to a base of the section's struct: the options struct of the component that
+// owns the keys (ZeroConfig, LossScalerOptions), so that each key is one field.
+template <typename Section, typename Owner, typename T>
+  requires std::is_base_of_v<Owner, Section>
+FieldAccess<T> field(Section Config::*section, T Owner::*member) {
+  return {[=](Config& config) -> T& { return static_cast<Owner&>(config.*section).*member; },
+          [=](const Config& config) -> const T& { return static_cast<const Owner&>(config.*section).*member; }};
 }
 
 // ---- Ranges ----
@@ -41,17 +46,22 @@ constexpr double kMaxBucketElements = 1099511627776.0;  // 2^40 elements: bytes 
 
 // ---- Key builders, one per value type ----
 
-ConfigKey integer(std::string path, FieldAccess<std::int64_t> f, std::int64_t default_value, NumberRange range,
-                  std::string doc) {
+// The field may be any integer type the owner uses (int, std::size_t, ...): the key's range keeps
+// every value representable in it.
+template <std::integral T>
+ConfigKey integer(std::string path, FieldAccess<T> f, std::int64_t default_value, NumberRange range, std::string doc) {
   ConfigKey key{.path = std::move(path), .type = ValueType::integer, .default_value = default_value,
                 .range = range, .doc = std::move(doc)};
-  key.store = [f](Config& config, const ConfigValue& value) { f.ref(config) = std::get<std::int64_t>(value); };
-  key.read = [f](const Config& config) -> ConfigValue { return f.cref(config); };
+  key.store = [f](Config& config, const ConfigValue& value) {
+    f.ref(config) = static_cast<T>(std::get<std::int64_t>(value));
+  };
+  key.read = [f](const Config& config) -> ConfigValue { return static_cast<std::int64_t>(f.cref(config)); };
   return key;
 }
 
 // An integer key that also takes the word `auto`, stored as auto_value.
-ConfigKey integer_or_auto(std::string path, FieldAccess<std::int64_t> f, std::int64_t default_value, NumberRange range,
+template <std::integral T>
+ConfigKey integer_or_auto(std::string path, FieldAccess<T> f, std::int64_t default_value, NumberRange range,
                           std::int64_t auto_value, std::string doc) {
   ConfigKey key = integer(std::move(path), f, default_value, range, std::move(doc));
   key.auto_value = auto_value;
@@ -307,36 +317,44 @@ std::vector<ConfigKey> make_keys() {
   add(number("scheduler.min_lr", field(&Config::scheduler, &SchedulerConfig::min_lr), 0.0, at_least(0),
              "Learning rate at the end of the decay; at most `optimizer.lr`."));
 
-  // precision
-  add(choice("precision.dtype", field(&Config::precision, &PrecisionConfig::dtype), DType::f32,
+  // precision: the loss scaler's keys are fields of its own options (LossScalerOptions); the
+  // struct's initialisers are the defaults.
+  const PrecisionConfig precision;
+  add(choice("precision.dtype", field(&Config::precision, &PrecisionConfig::dtype), precision.dtype,
              {{"fp32", DType::f32}, {"bf16", DType::bf16}, {"fp16", DType::f16}},
              "Compute dtype of parameters, activations and gradients; with bf16/fp16 the optimizer keeps fp32 "
              "master weights."));
-  add(number("precision.loss_scale", field(&Config::precision, &PrecisionConfig::loss_scale), 0.0, at_least(0),
-             "fp16: a fixed loss scale; 0 = dynamic loss scaling."));
-  add(integer("precision.initial_scale_power", field(&Config::precision, &PrecisionConfig::initial_scale_power), 16,
+  add(number("precision.loss_scale", field(&Config::precision, &PrecisionConfig::loss_scale), precision.loss_scale,
+             at_least(0), "fp16: a fixed loss scale; 0 = dynamic loss scaling."));
+  add(integer("precision.initial_scale_power", field(&Config::precision, &PrecisionConfig::initial_scale_power),
+              precision.initial_scale_power,
               between(0, 63), "fp16 dynamic scaling: the first scale is 2^initial_scale_power."));
-  add(integer("precision.loss_scale_window", field(&Config::precision, &PrecisionConfig::loss_scale_window), 1000,
+  add(integer("precision.loss_scale_window", field(&Config::precision, &PrecisionConfig::loss_scale_window),
+              precision.loss_scale_window,
               between(1, kMaxSteps), "fp16 dynamic scaling: steps without overflow before the scale doubles."));
-  add(integer("precision.hysteresis", field(&Config::precision, &PrecisionConfig::hysteresis), 2, between(1, kMaxIntKey),
-              "fp16 dynamic scaling: overflowing steps tolerated before the scale is halved."));
-  add(boolean("precision.tf32", field(&Config::precision, &PrecisionConfig::tf32), true,
+  add(integer("precision.hysteresis", field(&Config::precision, &PrecisionConfig::hysteresis), precision.hysteresis,
+              between(1, kMaxIntKey), "fp16 dynamic scaling: overflowing steps tolerated before the scale is halved."));
+  add(boolean("precision.tf32", field(&Config::precision, &PrecisionConfig::tf32), precision.tf32,
               "fp32 on a GPU: matrix products may use TF32 tensor cores (fp32 range and accumulation, 10-bit "
               "mantissa inputs; PyTorch's `set_float32_matmul_precision(\"high\")`), several times faster. `false` "
               "computes in strict fp32. No effect on the CPU or with bf16/fp16."));
-  add(number("precision.min_loss_scale", field(&Config::precision, &PrecisionConfig::min_loss_scale), 1.0,
-             greater_than(0), "fp16 dynamic scaling: the scale never goes below this."));
+  add(number("precision.min_loss_scale", field(&Config::precision, &PrecisionConfig::min_loss_scale),
+             precision.min_loss_scale, greater_than(0), "fp16 dynamic scaling: the scale never goes below this."));
 
-  // zero_optimization
-  add(integer("zero_optimization.stage", field(&Config::zero_optimization, &ZeroConfig::stage), 0, between(0, 3),
+  // zero_optimization: the keys are fields of the engine's own options (ZeroConfig,
+  // zero/engine_options.h); the struct's initialisers are the defaults.
+  const ZeroConfig zero;
+  add(integer("zero_optimization.stage", field(&Config::zero_optimization, &ZeroConfig::stage), zero.stage,
+              between(0, 3),
               "0: plain data parallelism (all-reduce); 1: shard optimizer states; 2: also gradients; 3: also "
               "parameters."));
-  add(boolean("zero_optimization.overlap_comm", field(&Config::zero_optimization, &ZeroConfig::overlap_comm), true,
+  add(boolean("zero_optimization.overlap_comm", field(&Config::zero_optimization, &ZeroConfig::overlap_comm),
+              zero.overlap_comm,
               "Reduce gradient buckets on the comm stream during backward; `false` runs the same collectives "
               "after backward, with bitwise identical results."));
   add(integer_or_auto(
       "zero_optimization.reduce_bucket_size", field(&Config::zero_optimization, &ZeroConfig::reduce_bucket_size),
-      static_cast<std::int64_t>(kDefaultReduceBucketSize), between(1, kMaxBucketElements), kAutoBucketSize,
+      static_cast<std::int64_t>(zero.reduce_bucket_size), between(1, kMaxBucketElements), kAutoBucketSize,
               "Elements per gradient bucket; a full bucket starts its reduction. A layer that does not fit in "
               "the room a bucket has left starts the next one, and a layer larger than a bucket is cut into "
               "pieces of this size. The default (25 MiB of fp32, PyTorch DDP's size) gives about one GPT-2 layer "
@@ -346,28 +364,29 @@ std::vector<ConfigKey> make_keys() {
               "time, at most the default, printed with the reason (docs/architecture.md)."));
   add(integer("zero_optimization.first_reduce_bucket_size",
               field(&Config::zero_optimization, &ZeroConfig::first_reduce_bucket_size),
-              static_cast<std::int64_t>(kDefaultFirstReduceBucketSize), between(1, kMaxBucketElements),
+              static_cast<std::int64_t>(zero.first_reduce_bucket_size), between(1, kMaxBucketElements),
               "Elements of the first gradient bucket (the last layers, ready first; at most reduce_bucket_size): "
               "small, so that the first reduction starts early in backward. The default is PyTorch DDP's 1 MiB "
               "of fp32."));
   add(integer("zero_optimization.reduce_buffer_size",
-              field(&Config::zero_optimization, &ZeroConfig::reduce_buffer_size), 0, between(0, kMaxBucketElements),
+              field(&Config::zero_optimization, &ZeroConfig::reduce_buffer_size),
+              static_cast<std::int64_t>(zero.reduce_buffer_size), between(0, kMaxBucketElements),
               "Elements the gradient bucket buffers may hold together: backward fills a free buffer while the "
               "others' reductions run, and waits only when none is free. At least two buffers are used; 0 = "
               "room for 4 buckets and at least for the largest layer's buckets plus one (backward hands over a "
               "layer's gradient at once). Counted in `zerotrain plan` (buckets)."));
   add(integer("zero_optimization.stage3_prefetch_bucket_size",
               field(&Config::zero_optimization, &ZeroConfig::stage3_prefetch_bucket_size),
-              static_cast<std::int64_t>(kDefaultPrefetchBucketSize), between(0, kMaxBucketElements),
+              static_cast<std::int64_t>(zero.stage3_prefetch_bucket_size), between(0, kMaxBucketElements),
               "Stage 3: elements of parameters gathered ahead of their use (at least the next layer); 0 = no "
               "prefetch. The default is about two GPT-2 layers: DeepSpeed's 5e7 gathers the whole of a small "
               "model and saves no memory (bench/results/perf_memory.md)."));
   add(integer("zero_optimization.stage3_param_persistence_threshold",
               field(&Config::zero_optimization, &ZeroConfig::stage3_param_persistence_threshold),
-              static_cast<std::int64_t>(kDefaultPersistenceThreshold), between(0, kMaxBucketElements),
+              static_cast<std::int64_t>(zero.stage3_param_persistence_threshold), between(0, kMaxBucketElements),
               "Stage 3: parameter tensors with fewer elements stay gathered on every rank."));
   add(choice("zero_optimization.communication_data_type",
-             field(&Config::zero_optimization, &ZeroConfig::communication_data_type), CommDataType::fp32,
+             field(&Config::zero_optimization, &ZeroConfig::communication_data_type), zero.communication_data_type,
              {{"fp32", CommDataType::fp32},
               {"bf16", CommDataType::bf16},
               {"fp16", CommDataType::fp16},

@@ -25,15 +25,8 @@ DType comm_dtype(const Config& config) {
 }  // namespace
 
 ZeroOptions zero_options(const Config& config) {
-  const ZeroConfig& z = config.zero_optimization;
   ZeroOptions o;
-  o.stage = static_cast<int>(z.stage);
-  o.overlap_comm = z.overlap_comm;
-  o.reduce_bucket_size = static_cast<std::size_t>(z.reduce_bucket_size);
-  o.first_reduce_bucket_size = static_cast<std::size_t>(z.first_reduce_bucket_size);
-  o.reduce_buffer_size = static_cast<std::size_t>(z.reduce_buffer_size);
-  o.stage3_prefetch_bucket_size = static_cast<std::size_t>(z.stage3_prefetch_bucket_size);
-  o.stage3_param_persistence_threshold = static_cast<std::size_t>(z.stage3_param_persistence_threshold);
+  static_cast<ZeroConfig&>(o) = config.zero_optimization;  // the section is the engine's own options
   o.compute_dtype = config.precision.dtype;
   o.comm_dtype = comm_dtype(config);
   o.gradient_accumulation_steps = static_cast<int>(config.train.gradient_accumulation_steps);
@@ -44,9 +37,7 @@ ZeroOptions zero_options(const Config& config) {
   o.decay_bias_and_norm = !config.optimizer.no_decay_bias_and_norm;
   o.gradient_clipping = config.train.gradient_clipping;
   o.loss_scaling = config.precision.dtype == DType::f16;
-  o.loss_scaler = LossScalerOptions{config.precision.loss_scale, static_cast<int>(config.precision.initial_scale_power),
-                                    config.precision.loss_scale_window, static_cast<int>(config.precision.hysteresis),
-                                    config.precision.min_loss_scale};
+  o.loss_scaler = config.precision;  // the loss scaler's options are precision's keys
   return o;
 }
 
