@@ -35,8 +35,6 @@ Activations::Plan Activations::make_plan(const Model& model, int B, int T, Devic
   if (B <= 0 || T <= 0 || T > model.max_seq_len())
     throw std::invalid_argument(fmt::format("micro batch ({}, {}) is invalid for {} (T must be in 1..{})", B, T,
                                             model.name(), model.max_seq_len()));
-  if (device.is_cpu() && dtype != DType::f32)
-    throw std::invalid_argument("the CPU path computes in f32 only");
   Plan p;
   std::size_t BT = static_cast<std::size_t>(B) * T;
   if (model.input_kind() == Model::InputKind::tokens) {

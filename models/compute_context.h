@@ -1,4 +1,5 @@
-// Where and in which precision a model computes: the CPU (fp32, OpenBLAS) or one CUDA device
+// Where and in which precision a model computes: the CPU (fp32 arithmetic, OpenBLAS; f32, bf16 or
+// f16 storage) or one CUDA device
 // (fp32, bf16 or f16 storage with fp32 accumulation in matrix products; cuBLAS handle, stream and
 // workspace). The ops (models/ops/) run on it and dispatch on its device; one context per rank
 // and device.
@@ -14,9 +15,11 @@ namespace zt::models {
 
 class ComputeContext {
  public:
-  // CPU compute in fp32 on the calling thread. threads sets the process's CPU compute threads
-  // (OpenBLAS's; see cpu::set_compute_threads); 1 is right when every core runs its own rank.
-  static std::unique_ptr<ComputeContext> cpu(int threads = 1);
+  // CPU compute on the calling thread, with storage in dtype: f32, or bf16/f16, whose ops widen
+  // their views to fp32, compute in fp32 and round each stored result once (cpu/fp32_views.h), as
+  // the CUDA kernels do. threads sets the process's CPU compute threads (OpenBLAS's; see
+  // cpu::set_compute_threads); 1 is right when every core runs its own rank.
+  static std::unique_ptr<ComputeContext> cpu(int threads = 1, DType dtype = DType::f32);
   // CUDA compute on device `index` with the given storage dtype. allow_tf32: fp32 matrix products
   // may use TF32 tensor cores (10-bit mantissa inputs, fp32 accumulation), like PyTorch's
   // "high" matmul precision; it changes nothing for bf16/f16. Throws zt::UserError in a CPU-only

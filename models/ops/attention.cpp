@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "models/cpu/fast_math.h"
+#include "models/cpu/fp32_views.h"
 #include "models/ops/checks.h"
 
 namespace zt::models::cpu {
@@ -202,7 +203,6 @@ namespace zt::models::ops {
 
 using detail::check;
 using detail::check_act;
-using detail::f32;
 using detail::sz;
 
 std::size_t attention_scratch_numel(Device device, int B, int T, int C, int NH) {
@@ -218,7 +218,9 @@ void attention_forward(ComputeContext& ctx, BufferView out, BufferView att, Buff
   check_act(ctx, qkv, sz(B * T, 3 * C), "attention qkv");
   check_act(ctx, scratch, attention_scratch_numel(ctx.device(), B, T, C, NH), "attention scratch");
   if (ctx.device().is_cuda()) return on_cuda::attention_forward(ctx, out, att, qkv, scratch, B, T, C, NH);
-  cpu::attention_forward(f32(out), f32(att), f32(qkv), B, T, C, NH);
+  cpu::Fp32Views w;
+  cpu::attention_forward(w.out(out), w.out(att), w.in(qkv), B, T, C, NH);
+  w.store();
 }
 
 void attention_backward(ComputeContext& ctx, BufferView dqkv, BufferView dout, BufferView qkv, BufferView att,
@@ -229,7 +231,9 @@ void attention_backward(ComputeContext& ctx, BufferView dqkv, BufferView dout, B
   check_act(ctx, qkv, sz(B * T, 3 * C), "attention qkv");
   check_act(ctx, scratch, attention_scratch_numel(ctx.device(), B, T, C, NH), "attention scratch");
   if (ctx.device().is_cuda()) return on_cuda::attention_backward(ctx, dqkv, dout, qkv, att, scratch, B, T, C, NH);
-  cpu::attention_backward(f32(dqkv), f32(scratch), f32(dout), f32(qkv), f32(att), B, T, C, NH);
+  cpu::Fp32Views w;
+  cpu::attention_backward(w.out(dqkv), w.out(scratch), w.in(dout), w.in(qkv), w.in(att), B, T, C, NH);
+  w.store();
 }
 
 }  // namespace zt::models::ops

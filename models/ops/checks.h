@@ -1,5 +1,5 @@
 // What every op checks before it runs (ops/<op>.cpp): a view must be on the context's device, of
-// the dtype and at least `numel` elements long. Throws std::invalid_argument naming the view. Also the pointer of a CPU view.
+// the dtype and at least `numel` elements long. Throws std::invalid_argument naming the view.
 #pragma once
 
 #include <fmt/format.h>
@@ -29,8 +29,5 @@ inline void check_act(const ComputeContext& ctx, const BufferView& v, std::size_
 }
 
 inline std::size_t sz(int a, int b) { return static_cast<std::size_t>(a) * static_cast<std::size_t>(b); }
-
-// The f32 elements of a CPU view; null for an empty view (an absent bias or gradient).
-inline float* f32(const BufferView& v) { return v.numel > 0 ? static_cast<float*>(v.data) : nullptr; }
 
 }  // namespace zt::models::ops::detail

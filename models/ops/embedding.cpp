@@ -2,6 +2,7 @@
 
 #include <cstddef>
 
+#include "models/cpu/fp32_views.h"
 #include "models/ops/checks.h"
 
 namespace zt::models::cpu {
@@ -35,7 +36,6 @@ namespace zt::models::ops {
 
 using detail::check;
 using detail::check_act;
-using detail::f32;
 using detail::sz;
 
 void embedding_forward(ComputeContext& ctx, BufferView out, BufferView tokens, BufferView wte, BufferView wpe, int B,
@@ -45,7 +45,9 @@ void embedding_forward(ComputeContext& ctx, BufferView out, BufferView tokens, B
   check_act(ctx, wpe, sz(T, C), "embedding wpe");
   check_act(ctx, wte, C, "embedding wte");
   if (ctx.device().is_cuda()) return on_cuda::embedding_forward(ctx, out, tokens, wte, wpe, B, T, C);
-  cpu::embedding_forward(f32(out), int32_view(tokens), f32(wte), f32(wpe), B, T, C);
+  cpu::Fp32Views w;
+  cpu::embedding_forward(w.out(out), int32_view(tokens), w.in(wte), w.in(wpe), B, T, C);
+  w.store();
 }
 
 void embedding_backward(ComputeContext& ctx, BufferView dwte, BufferView dwpe, BufferView dout, BufferView tokens,
@@ -54,7 +56,9 @@ void embedding_backward(ComputeContext& ctx, BufferView dwte, BufferView dwpe, B
   check_act(ctx, dwpe, sz(T, C), "embedding dwpe");
   check_act(ctx, dwte, C, "embedding dwte");
   if (ctx.device().is_cuda()) return on_cuda::embedding_backward(ctx, dwte, dwpe, dout, tokens, index, B, T, C);
-  cpu::embedding_backward(f32(dwte), f32(dwpe), f32(dout), int32_view(tokens), B, T, C);
+  cpu::Fp32Views w;
+  cpu::embedding_backward(w.out(dwte), w.out(dwpe), w.in(dout), int32_view(tokens), B, T, C);
+  w.store();
 }
 
 }  // namespace zt::models::ops

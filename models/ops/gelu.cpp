@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "models/cpu/fast_math.h"
+#include "models/cpu/fp32_views.h"
 #include "models/ops/checks.h"
 
 namespace zt::models::cpu {
@@ -92,7 +93,6 @@ namespace zt::models::ops {
 
 using detail::check;
 using detail::check_act;
-using detail::f32;
 using detail::sz;
 
 void bias_gelu_forward(ComputeContext& ctx, BufferView out, BufferView pre, BufferView bias, int N, int OC) {
@@ -100,7 +100,9 @@ void bias_gelu_forward(ComputeContext& ctx, BufferView out, BufferView pre, Buff
   check_act(ctx, pre, sz(N, OC), "gelu pre");
   check_act(ctx, bias, OC, "gelu bias");
   if (ctx.device().is_cuda()) return on_cuda::bias_gelu_forward(ctx, out, pre, bias, N, OC);
-  cpu::bias_gelu_forward(f32(out), f32(pre), f32(bias), N, OC);
+  cpu::Fp32Views w;
+  cpu::bias_gelu_forward(w.out(out), w.out(pre), w.in(bias), N, OC);
+  w.store();
 }
 
 void gelu_bias_backward(ComputeContext& ctx, BufferView dpre, BufferView dbias, BufferView pre, BufferView dout, int N,
@@ -110,7 +112,9 @@ void gelu_bias_backward(ComputeContext& ctx, BufferView dpre, BufferView dbias, 
   check_act(ctx, pre, sz(N, OC), "gelu pre");
   check_act(ctx, dout, sz(N, OC), "gelu dout");
   if (ctx.device().is_cuda()) return on_cuda::gelu_bias_backward(ctx, dpre, dbias, pre, dout, N, OC);
-  cpu::gelu_bias_backward(f32(dpre), f32(dbias), f32(pre), f32(dout), N, OC);
+  cpu::Fp32Views w;
+  cpu::gelu_bias_backward(w.out(dpre), w.out(dbias), w.in(pre), w.in(dout), N, OC);
+  w.store();
 }
 
 }  // namespace zt::models::ops

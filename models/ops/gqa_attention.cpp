@@ -8,6 +8,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "models/cpu/fp32_views.h"
 #include "models/ops/checks.h"
 
 namespace zt::models::cpu {
@@ -88,7 +89,6 @@ namespace zt::models::ops {
 
 using detail::check;
 using detail::check_act;
-using detail::f32;
 using detail::sz;
 
 std::size_t gqa_attention_scratch_numel(Device device, int B, int T, int NH, int KV, int hs) {
@@ -115,7 +115,9 @@ void gqa_attention_forward(ComputeContext& ctx, BufferView out, BufferView att, 
   check_gqa(ctx, att, qkv, scratch, B, T, NH, KV, hs);
   check_act(ctx, out, sz(B * T, NH * hs), "gqa attention out");
   if (ctx.device().is_cuda()) return on_cuda::gqa_attention_forward(ctx, out, att, qkv, scratch, B, T, NH, KV, hs);
-  cpu::gqa_attention_forward(f32(out), f32(att), f32(qkv), B, T, NH, KV, hs);
+  cpu::Fp32Views w;
+  cpu::gqa_attention_forward(w.out(out), w.out(att), w.in(qkv), B, T, NH, KV, hs);
+  w.store();
 }
 
 void gqa_attention_backward(ComputeContext& ctx, BufferView dqkv, BufferView dout, BufferView qkv, BufferView att,
@@ -125,7 +127,9 @@ void gqa_attention_backward(ComputeContext& ctx, BufferView dqkv, BufferView dou
   check_act(ctx, dout, sz(B * T, NH * hs), "gqa attention dout");
   if (ctx.device().is_cuda())
     return on_cuda::gqa_attention_backward(ctx, dqkv, dout, qkv, att, scratch, B, T, NH, KV, hs);
-  cpu::gqa_attention_backward(f32(dqkv), f32(scratch), f32(dout), f32(qkv), f32(att), B, T, NH, KV, hs);
+  cpu::Fp32Views w;
+  cpu::gqa_attention_backward(w.out(dqkv), w.out(scratch), w.in(dout), w.in(qkv), w.in(att), B, T, NH, KV, hs);
+  w.store();
 }
 
 }  // namespace zt::models::ops

@@ -4,6 +4,7 @@
 #include <cstddef>
 
 #include "models/cpu/fast_math.h"
+#include "models/cpu/fp32_views.h"
 #include "models/ops/checks.h"
 
 namespace zt::models::cpu {
@@ -166,7 +167,6 @@ namespace zt::models::ops {
 
 using detail::check;
 using detail::check_act;
-using detail::f32;
 using detail::sz;
 
 void layernorm_forward(ComputeContext& ctx, BufferView out, BufferView mean, BufferView rstd, BufferView inp,
@@ -178,7 +178,9 @@ void layernorm_forward(ComputeContext& ctx, BufferView out, BufferView mean, Buf
   check_act(ctx, weight, C, "layernorm weight");
   check_act(ctx, bias, C, "layernorm bias");
   if (ctx.device().is_cuda()) return on_cuda::layernorm_forward(ctx, out, mean, rstd, inp, weight, bias, N, C);
-  cpu::layernorm_forward(f32(out), f32(mean), f32(rstd), f32(inp), f32(weight), f32(bias), N, C);
+  cpu::Fp32Views w;
+  cpu::layernorm_forward(w.out(out), w.out(mean), w.out(rstd), w.in(inp), w.in(weight), w.in(bias), N, C);
+  w.store();
 }
 
 void layernorm_backward(ComputeContext& ctx, BufferView dinp, BufferView dweight, BufferView dbias, BufferView dout,
@@ -190,8 +192,10 @@ void layernorm_backward(ComputeContext& ctx, BufferView dinp, BufferView dweight
   check_act(ctx, dbias, C, "layernorm dbias");
   if (ctx.device().is_cuda())
     return on_cuda::layernorm_backward(ctx, dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, C);
-  cpu::layernorm_backward(f32(dinp), f32(dweight), f32(dbias), f32(dout), f32(inp), f32(weight), f32(mean), f32(rstd),
-                          N, C);
+  cpu::Fp32Views w;
+  cpu::layernorm_backward(w.out(dinp), w.out(dweight), w.out(dbias), w.in(dout), w.in(inp), w.in(weight), w.in(mean),
+                          w.in(rstd), N, C);
+  w.store();
 }
 
 void residual_layernorm_forward(ComputeContext& ctx, BufferView mid, BufferView out, BufferView mean, BufferView rstd,
@@ -206,8 +210,10 @@ void residual_layernorm_forward(ComputeContext& ctx, BufferView mid, BufferView 
   check_act(ctx, bias, C, "residual_layernorm bias");
   if (ctx.device().is_cuda())
     return on_cuda::residual_layernorm_forward(ctx, mid, out, mean, rstd, a, b, weight, bias, N, C);
-  cpu::residual_layernorm_forward(f32(mid), f32(out), f32(mean), f32(rstd), f32(a), f32(b), f32(weight), f32(bias), N,
-                                  C);
+  cpu::Fp32Views w;
+  cpu::residual_layernorm_forward(w.out(mid), w.out(out), w.out(mean), w.out(rstd), w.in(a), w.in(b), w.in(weight),
+                                  w.in(bias), N, C);
+  w.store();
 }
 
 }  // namespace zt::models::ops

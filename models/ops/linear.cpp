@@ -4,6 +4,7 @@
 
 #include <cstddef>
 
+#include "models/cpu/fp32_views.h"
 #include "models/ops/checks.h"
 
 namespace zt::models::cpu {
@@ -42,7 +43,6 @@ namespace zt::models::ops {
 
 using detail::check;
 using detail::check_act;
-using detail::f32;
 using detail::sz;
 
 void linear_forward(ComputeContext& ctx, BufferView out, BufferView inp, BufferView weight, BufferView bias, int N,
@@ -52,7 +52,9 @@ void linear_forward(ComputeContext& ctx, BufferView out, BufferView inp, BufferV
   check_act(ctx, weight, sz(OC, IC), "linear weight");
   if (bias.numel > 0) check_act(ctx, bias, OC, "linear bias");
   if (ctx.device().is_cuda()) return on_cuda::linear_forward(ctx, out, inp, weight, bias, N, IC, OC, ldo);
-  cpu::linear_forward(f32(out), f32(inp), f32(weight), f32(bias), N, IC, OC, ldo);
+  cpu::Fp32Views w;
+  cpu::linear_forward(w.out(out), w.in(inp), w.in(weight), w.in(bias), N, IC, OC, ldo);
+  w.store();
 }
 
 void linear_backward(ComputeContext& ctx, BufferView dinp, BufferView dweight, BufferView dbias, BufferView dout,
@@ -65,7 +67,9 @@ void linear_backward(ComputeContext& ctx, BufferView dinp, BufferView dweight, B
   if (dbias.numel > 0) check_act(ctx, dbias, OC, "linear dbias");
   if (ctx.device().is_cuda())
     return on_cuda::linear_backward(ctx, dinp, dweight, dbias, dout, inp, weight, N, IC, OC, ldo);
-  cpu::linear_backward(f32(dinp), f32(dweight), f32(dbias), f32(dout), f32(inp), f32(weight), N, IC, OC, ldo);
+  cpu::Fp32Views w;
+  cpu::linear_backward(w.out(dinp), w.out(dweight), w.out(dbias), w.in(dout), w.in(inp), w.in(weight), N, IC, OC, ldo);
+  w.store();
 }
 
 }  // namespace zt::models::ops

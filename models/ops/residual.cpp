@@ -1,5 +1,6 @@
 #include "models/ops/residual.h"
 
+#include "models/cpu/fp32_views.h"
 #include "models/ops/checks.h"
 
 namespace zt::models::cpu {
@@ -14,7 +15,6 @@ namespace zt::models::ops {
 
 using detail::check;
 using detail::check_act;
-using detail::f32;
 using detail::sz;
 
 void residual_forward(ComputeContext& ctx, BufferView out, BufferView a, BufferView b) {
@@ -22,7 +22,9 @@ void residual_forward(ComputeContext& ctx, BufferView out, BufferView a, BufferV
   check_act(ctx, a, a.numel, "residual a");
   check_act(ctx, b, a.numel, "residual b");
   if (ctx.device().is_cuda()) return on_cuda::residual_forward(ctx, out, a, b);
-  cpu::residual_forward(f32(out), f32(a), f32(b), a.numel);
+  cpu::Fp32Views w;
+  cpu::residual_forward(w.out(out), w.in(a), w.in(b), a.numel);
+  w.store();
 }
 
 }  // namespace zt::models::ops

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "models/cpu/fp32_views.h"
 #include "models/ops/checks.h"
 
 namespace zt::models::cpu {
@@ -48,7 +49,6 @@ namespace zt::models::ops {
 
 using detail::check;
 using detail::check_act;
-using detail::f32;
 using detail::sz;
 
 namespace {
@@ -65,7 +65,9 @@ void rmsnorm_forward(ComputeContext& ctx, BufferView out, BufferView rstd, Buffe
   check(ctx, rstd, DType::f32, rows, "rmsnorm rstd");
   check_act(ctx, weight, C, "rmsnorm weight");
   if (ctx.device().is_cuda()) return on_cuda::rmsnorm_forward(ctx, out, rstd, inp, weight, rows, C, eps, groups);
-  cpu::rmsnorm_forward(f32(out), f32(rstd), f32(inp), f32(weight), rows, C, eps, groups);
+  cpu::Fp32Views w;
+  cpu::rmsnorm_forward(w.out(out), w.out(rstd), w.in(inp), w.in(weight), rows, C, eps, groups);
+  w.store();
 }
 
 void rmsnorm_backward(ComputeContext& ctx, BufferView dinp, BufferView dweight, BufferView dout, BufferView inp,
@@ -78,8 +80,10 @@ void rmsnorm_backward(ComputeContext& ctx, BufferView dinp, BufferView dweight, 
   check_act(ctx, dweight, C, "rmsnorm dweight");
   if (ctx.device().is_cuda())
     return on_cuda::rmsnorm_backward(ctx, dinp, dweight, dout, inp, weight, rstd, rows, C, groups, accumulate);
-  cpu::rmsnorm_backward(f32(dinp), f32(dweight), f32(dout), f32(inp), f32(weight), f32(rstd), rows, C, groups,
+  cpu::Fp32Views w;
+  cpu::rmsnorm_backward(w.out(dinp), w.out(dweight), w.in(dout), w.in(inp), w.in(weight), w.in(rstd), rows, C, groups,
                         accumulate);
+  w.store();
 }
 
 }  // namespace zt::models::ops

@@ -7,6 +7,7 @@
 #include <numbers>
 #include <stdexcept>
 
+#include "models/cpu/fp32_views.h"
 #include "models/ops/checks.h"
 
 namespace zt::models::cpu {
@@ -59,7 +60,6 @@ namespace zt::models::ops {
 
 using detail::check;
 using detail::check_act;
-using detail::f32;
 using detail::sz;
 
 void rope(ComputeContext& ctx, BufferView x, std::span<const float> inv_freq, int B, int T, int heads, int hs, int ld,
@@ -69,7 +69,9 @@ void rope(ComputeContext& ctx, BufferView x, std::span<const float> inv_freq, in
     throw std::invalid_argument(fmt::format("rope: head size {} needs an even size and {} frequencies, got {}", hs,
                                             hs / 2, inv_freq.size()));
   if (ctx.device().is_cuda()) return on_cuda::rope(ctx, x, inv_freq, B, T, heads, hs, ld, inverse);
-  cpu::rope_forward(f32(x), inv_freq.data(), B, T, heads, hs, ld, inverse);
+  cpu::Fp32Views w;
+  cpu::rope_forward(w.out(x), inv_freq.data(), B, T, heads, hs, ld, inverse);
+  w.store();
 }
 
 }  // namespace zt::models::ops

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "models/cpu/fast_math.h"
+#include "models/cpu/fp32_views.h"
 #include "models/ops/checks.h"
 
 namespace zt::models::cpu {
@@ -133,7 +134,6 @@ namespace zt::models::ops {
 
 using detail::check;
 using detail::check_act;
-using detail::f32;
 using detail::sz;
 
 void softmax_xent_forward(ComputeContext& ctx, BufferView losses, BufferView logits, BufferView targets, int N, int V,
@@ -142,7 +142,9 @@ void softmax_xent_forward(ComputeContext& ctx, BufferView losses, BufferView log
   check_act(ctx, logits, sz(N, Vp), "softmax_xent logits");
   check(ctx, targets, DType::i32, N, "softmax_xent targets");
   if (ctx.device().is_cuda()) return on_cuda::softmax_xent_forward(ctx, losses, logits, targets, N, V, Vp);
-  cpu::softmax_xent_forward(f32(losses), f32(logits), int32_view(targets), N, V, Vp);
+  cpu::Fp32Views w;
+  cpu::softmax_xent_forward(w.out(losses), w.in(logits), int32_view(targets), N, V, Vp);
+  w.store();
 }
 
 void softmax_xent_backward(ComputeContext& ctx, BufferView dlogits, BufferView logits, BufferView targets, float dloss,
@@ -152,7 +154,9 @@ void softmax_xent_backward(ComputeContext& ctx, BufferView dlogits, BufferView l
   check(ctx, targets, DType::i32, N, "softmax_xent targets");
   if (ctx.device().is_cuda())
     return on_cuda::softmax_xent_backward(ctx, dlogits, logits, targets, dloss, N, V, Vp);
-  cpu::softmax_xent_backward(f32(dlogits), f32(logits), int32_view(targets), dloss, N, V, Vp);
+  cpu::Fp32Views w;
+  cpu::softmax_xent_backward(w.out(dlogits), w.in(logits), int32_view(targets), dloss, N, V, Vp);
+  w.store();
 }
 
 void add_mean_loss(ComputeContext& ctx, BufferView acc, BufferView losses, int valid) {

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstddef>
 
+#include "models/cpu/fp32_views.h"
 #include "models/ops/checks.h"
 
 namespace zt::models::cpu {
@@ -42,14 +43,15 @@ namespace zt::models::ops {
 
 using detail::check;
 using detail::check_act;
-using detail::f32;
 using detail::sz;
 
 void swiglu_forward(ComputeContext& ctx, BufferView out, BufferView gu, int N, int I) {
   check_act(ctx, out, sz(N, I), "swiglu out");
   check_act(ctx, gu, sz(N, 2 * I), "swiglu gu");
   if (ctx.device().is_cuda()) return on_cuda::swiglu_forward(ctx, out, gu, N, I);
-  cpu::swiglu_forward(f32(out), f32(gu), N, I);
+  cpu::Fp32Views w;
+  cpu::swiglu_forward(w.out(out), w.in(gu), N, I);
+  w.store();
 }
 
 void swiglu_backward(ComputeContext& ctx, BufferView dgu, BufferView dout, BufferView gu, int N, int I) {
@@ -57,7 +59,9 @@ void swiglu_backward(ComputeContext& ctx, BufferView dgu, BufferView dout, Buffe
   check_act(ctx, dout, sz(N, I), "swiglu dout");
   check_act(ctx, gu, sz(N, 2 * I), "swiglu gu");
   if (ctx.device().is_cuda()) return on_cuda::swiglu_backward(ctx, dgu, dout, gu, N, I);
-  cpu::swiglu_backward(f32(dgu), f32(dout), f32(gu), N, I);
+  cpu::Fp32Views w;
+  cpu::swiglu_backward(w.out(dgu), w.in(dout), w.in(gu), N, I);
+  w.store();
 }
 
 }  // namespace zt::models::ops

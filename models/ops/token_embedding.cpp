@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include "models/cpu/fp32_views.h"
 #include "models/ops/checks.h"
 
 namespace zt::models::cpu {
@@ -27,7 +28,6 @@ namespace zt::models::ops {
 
 using detail::check;
 using detail::check_act;
-using detail::f32;
 using detail::sz;
 
 void token_embedding_forward(ComputeContext& ctx, BufferView out, BufferView tokens, BufferView wte, int N, int C) {
@@ -35,7 +35,9 @@ void token_embedding_forward(ComputeContext& ctx, BufferView out, BufferView tok
   check(ctx, tokens, DType::i32, N, "token_embedding tokens");
   check_act(ctx, wte, C, "token_embedding wte");
   if (ctx.device().is_cuda()) return on_cuda::token_embedding_forward(ctx, out, tokens, wte, N, C);
-  cpu::token_embedding_forward(f32(out), int32_view(tokens), f32(wte), N, C);
+  cpu::Fp32Views w;
+  cpu::token_embedding_forward(w.out(out), int32_view(tokens), w.in(wte), N, C);
+  w.store();
 }
 
 void token_embedding_backward(ComputeContext& ctx, BufferView dwte, BufferView dout, BufferView tokens,
@@ -43,7 +45,9 @@ void token_embedding_backward(ComputeContext& ctx, BufferView dwte, BufferView d
   check_act(ctx, dout, sz(N, C), "token_embedding dout");
   check_act(ctx, dwte, C, "token_embedding dwte");
   if (ctx.device().is_cuda()) return on_cuda::token_embedding_backward(ctx, dwte, dout, tokens, index, N, C);
-  cpu::token_embedding_backward(f32(dwte), f32(dout), int32_view(tokens), N, C);
+  cpu::Fp32Views w;
+  cpu::token_embedding_backward(w.out(dwte), w.in(dout), int32_view(tokens), N, C);
+  w.store();
 }
 
 }  // namespace zt::models::ops

@@ -131,10 +131,6 @@ int run(const po::variables_map& options, std::ostream& out) {
   // A plan needs the kind of device only: "cuda" (each rank's own GPU in a job) plans for a GPU.
   const std::string device_text = options["device"].as<std::string>();
   const Device device = device_text == "cuda" ? Device::cuda(0) : Device::parse(device_text);
-  if (device.is_cpu() && config.precision.dtype != DType::f32)
-    throw UserError(fmt::format("precision.dtype {} computes on GPUs only: plan it with --device cuda (the CPU path "
-                                "computes in fp32)",
-                                dtype_name(config.precision.dtype)));
   auto model = build_model(config.model);
   const int seq_len = models::positions_per_row(config.model, effective_seq_len(config));
   const int micro_batch = static_cast<int>(config.train.train_micro_batch_size_per_gpu);

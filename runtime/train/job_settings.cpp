@@ -87,10 +87,6 @@ Device resolve_device(const Config& config, int local_rank, int local_size) {
   if (gpus == 0 && setting.starts_with("cuda")) require_available(Device::cuda(0));  // names the CUDA error
   const Device device = resolve_device_setting(setting, local_rank, local_size, gpus);
   require_available(device);
-  if (device.is_cpu() && config.precision.dtype != DType::f32)
-    throw UserError(fmt::format("precision.dtype {} needs a CUDA device: the CPU path computes in fp32 "
-                                "(set precision.dtype: fp32, or train.device: cuda)",
-                                dtype_name(config.precision.dtype)));
   return device;
 }
 

@@ -114,7 +114,7 @@ Trainer::Trainer(const Config& config, MPI_Comm job) : config_(config), schedule
   model_ = build_model(config.model);
   if (device.is_cpu()) {
     const int threads = cpu_threads_for_this_rank(config.train.cpu_threads, launch.local_size, launch.world_size);
-    ctx_ = models::ComputeContext::cpu(threads);
+    ctx_ = models::ComputeContext::cpu(threads, config.precision.dtype);
     set_reference_cpu_kernels(config.train.cpu_reference_kernels);
     log_cpu_compute(config, launch.local_size, threads);
   } else {

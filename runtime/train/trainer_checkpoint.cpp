@@ -48,6 +48,14 @@ void Trainer::restore_or_init() {
   first_step_ = m.step + 1;
   log::progress("resumed from {} (step {}, saved by {} rank(s) with ZeRO stage {}); continuing at step {}",
                 from.string(), m.step, m.world_size, m.zero_stage, first_step_);
+  // Allowed either way: a checkpoint holds the fp32 master weights and moments, which any compute
+  // dtype continues from. But the steps are not the ones the saved run would have taken.
+  const DType saved_dtype = reader.config().precision.dtype;
+  if (saved_dtype != config_.precision.dtype)
+    log::progress("resume: the checkpoint's run computed in {}, this one computes in {}: the fp32 master weights "
+                  "and AdamW moments carry over and the parameters are rounded from them, so from step {} the "
+                  "losses differ from a continued {} run",
+                  dtype_name(saved_dtype), dtype_name(config_.precision.dtype), first_step_, dtype_name(saved_dtype));
 }
 
 std::optional<std::filesystem::path> Trainer::newest_checkpoint_of_this_run() const {

@@ -136,7 +136,7 @@ struct RunResult {
 RunResult run(const Job& job, Communicator& comm, int global_rows, MemoryTracker& tracker,
               GlobalBatches* batches_override = nullptr) {
   auto model = make_model(job.kind);
-  auto ctx = models::ComputeContext::cpu(1);
+  auto ctx = models::ComputeContext::cpu(1, job.options.compute_dtype);
   ZeroEngine engine(*model, *ctx, comm, job.options, job.B, job.T, tracker);
   engine.init_parameters(7);
   GlobalBatches own(job.kind, *model, global_rows, job.T);
@@ -260,7 +260,10 @@ TEST_F(EngineTest, NoDecayEmbeddingsExemptsExactlyTheEmbeddingTensors) {
   }
 }
 
+// In fp32 and in bf16 (16-bit parameters, activations and block gradients; fp32 accumulators
+// across the two micro batches at stages 0 and 1; 16-bit buckets with communication in bf16).
 TEST_F(EngineTest, ModelStateBytesEqualThePlan) {
+  for (DType dtype : {DType::f32, DType::bf16})
   for (ModelKind kind : {ModelKind::mlp, ModelKind::gpt2, ModelKind::llama}) {
     for (int stage = 0; stage <= 3; ++stage) {
       Job job;
@@ -268,12 +271,13 @@ TEST_F(EngineTest, ModelStateBytesEqualThePlan) {
       job.T = kind == ModelKind::mlp ? 1 : 8;
       job.steps = 2;
       job.options = base_options(stage, true);
+      job.options.compute_dtype = job.options.comm_dtype = dtype;
       auto model = make_model(kind);
       MemoryPlan plan = plan_memory(*model, job.options, world_->world_size(), job.B, job.T, Device::cpu());
       MemoryTracker tracker;
       run(job, *world_, job.B * world_->world_size(), tracker);
       // After the run the engine is gone; its peaks remain and must be exactly the plan.
-      std::string what = kind_name(kind) + " stage " + std::to_string(stage);
+      std::string what = kind_name(kind) + " stage " + std::to_string(stage) + " " + std::string(dtype_name(dtype));
       EXPECT_EQ(tracker.stats(Space::host, MemCategory::params).peak, plan.params) << what;
       EXPECT_EQ(tracker.stats(Space::host, MemCategory::grads).peak, plan.grads) << what;
       EXPECT_EQ(tracker.stats(Space::host, MemCategory::optimizer).peak, plan.optimizer) << what;
