@@ -27,9 +27,14 @@ bool LossScaler::update(bool overflow) {
       }
       last_overflow_iteration_ = iteration_;
     }
-  } else if (dynamic() && (iteration_ - last_overflow_iteration_) % options_.loss_scale_window == 0) {
-    hysteresis_left_ = options_.hysteresis;
-    scale_ *= 2.0;
+  } else if (dynamic()) {
+    // DeepSpeed's rule (DynamicLossScaler.update_scale): the clean steps since the last overflow,
+    // not counting this one; a whole number of windows of them doubles the scale on this step.
+    const std::int64_t stable = iteration_ - last_overflow_iteration_ - 1;
+    if (stable > 0 && stable % options_.loss_scale_window == 0) {
+      hysteresis_left_ = options_.hysteresis;
+      scale_ *= 2.0;
+    }
   }
   ++iteration_;
   return overflow;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Creates .venv/ in the repository with the pinned Python packages the interop tests use
-# (tools/requirements-parity.txt: torch, transformers, safetensors, numpy, all from PyPI).
+# (tools/requirements-parity.txt: torch, transformers, safetensors, numpy, deepspeed, all from PyPI).
 # Idempotent: a .venv whose recorded requirements match the file is left alone, so a second run
 # takes a second. python3-venv comes from scripts/setup.sh.
 set -euo pipefail

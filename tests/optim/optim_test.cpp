@@ -160,15 +160,19 @@ TEST(LossScaler, HysteresisDelaysTheFirstDecrease) {
   EXPECT_EQ(scaler.skipped_steps(), 3);
 }
 
+// As DeepSpeed's DynamicLossScaler: after an overflow, the step that follows a full window of clean
+// steps doubles the scale (tests/runtime/train/loss_scale_parity.py holds a whole run against it).
 TEST(LossScaler, GrowsAfterAWindowOfCleanSteps) {
   LossScaler scaler({0.0, 4, 5, 1, 1.0});
   scaler.update(true);  // scale 8, last overflow at iteration 0
   EXPECT_EQ(scaler.scale(), 8.0);
-  for (int i = 0; i < 4; ++i) scaler.update(false);
+  for (int i = 0; i < 5; ++i) scaler.update(false);  // a window of clean steps
   EXPECT_EQ(scaler.scale(), 8.0);
-  scaler.update(false);  // the 5th clean step since the overflow
+  scaler.update(false);  // the step after it
   EXPECT_EQ(scaler.scale(), 16.0);
-  for (int i = 0; i < 5; ++i) scaler.update(false);
+  for (int i = 0; i < 4; ++i) scaler.update(false);
+  EXPECT_EQ(scaler.scale(), 16.0);
+  scaler.update(false);  // the next window: 5 more clean steps
   EXPECT_EQ(scaler.scale(), 32.0);
 }
 

@@ -6,7 +6,7 @@ set -euo pipefail
 python=$1
 shift
 if [ ! -x "$python" ]; then
-  echo "SKIP: $python is missing; run scripts/setup-python.sh to install torch, transformers and safetensors"
+  echo "SKIP: $python is missing; run scripts/setup-python.sh to install torch, transformers, safetensors and deepspeed"
   exit 77
 fi
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
