@@ -1,5 +1,7 @@
 #include "models/family.h"
 
+#include <algorithm>
+
 namespace zt::models {
 
 const ModelFamily& gpt2_family();
@@ -13,6 +15,13 @@ const ModelFamily& model_family(ModelType type) {
     case ModelType::mlp: return mlp_family();
   }
   return gpt2_family();
+}
+
+ModelConfig ModelFamily::measurement_copy(const ModelConfig& config) const {
+  ModelConfig copy = config;
+  copy.n_layer = 1;
+  copy.vocab_size = std::min<std::int64_t>(config.vocab_size, 256);
+  return copy;
 }
 
 int positions_per_row(const ModelConfig& config, std::int64_t seq_len) {

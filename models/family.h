@@ -26,9 +26,10 @@ class ModelFamily {
   virtual bool reads_tokens() const = 0;
   // The model the config describes. Throws std::invalid_argument on inconsistent sizes.
   virtual std::unique_ptr<Model> build(const ModelConfig& config) const = 0;
-  // The same model cut down to what a compute-rate measurement needs (one layer, a small
-  // vocabulary): products of the full model's widths at a fraction of its memory.
-  virtual ModelConfig measurement_copy(const ModelConfig& config) const = 0;
+  // The same model cut down to what a compute-rate measurement needs: products of the full
+  // model's widths at a fraction of its memory. By default one layer and a vocabulary of at most
+  // 256 (a token model's layers are what the rate is measured on).
+  virtual ModelConfig measurement_copy(const ModelConfig& config) const;
   // The product whose sgemm rate is the CPU MFU ceiling: the model's widest per-layer product for
   // a micro batch (micro_batch x seq_len rows).
   virtual GemmShape widest_product(const ModelConfig& config, int micro_batch, int seq_len) const = 0;

@@ -1,6 +1,4 @@
 // GPT-2 as a family: the config's model keys to a GPT2.
-#include <algorithm>
-
 #include "models/family.h"
 #include "models/gpt2.h"
 
@@ -26,12 +24,6 @@ class GPT2Family final : public ModelFamily {
   bool reads_tokens() const override { return true; }
   std::unique_ptr<Model> build(const ModelConfig& config) const override {
     return std::make_unique<GPT2>(gpt2_config(config));
-  }
-  ModelConfig measurement_copy(const ModelConfig& config) const override {
-    ModelConfig copy = config;
-    copy.n_layer = 1;
-    copy.vocab_size = std::min<std::int64_t>(config.vocab_size, 256);
-    return copy;
   }
   // The MLP's expansion c_fc: (B*T, C) x (C, 4C).
   GemmShape widest_product(const ModelConfig& config, int micro_batch, int seq_len) const override {

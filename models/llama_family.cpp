@@ -1,6 +1,4 @@
 // The Llama family (Llama 2/3, SmolLM, Qwen3 with QK-norm): the config's model keys to a Llama.
-#include <algorithm>
-
 #include "models/family.h"
 #include "models/llama.h"
 
@@ -32,12 +30,6 @@ class LlamaFamily final : public ModelFamily {
   bool reads_tokens() const override { return true; }
   std::unique_ptr<Model> build(const ModelConfig& config) const override {
     return std::make_unique<Llama>(llama_config(config));
-  }
-  ModelConfig measurement_copy(const ModelConfig& config) const override {
-    ModelConfig copy = config;
-    copy.n_layer = 1;
-    copy.vocab_size = std::min<std::int64_t>(config.vocab_size, 256);
-    return copy;
   }
   // The fused gate and up projection: (B*T, C) x (C, 2I).
   GemmShape widest_product(const ModelConfig& config, int micro_batch, int seq_len) const override {
