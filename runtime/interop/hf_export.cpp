@@ -36,7 +36,10 @@ HfExportResult export_hf(checkpoint::CheckpointReader& reader, const models::Mod
   std::filesystem::create_directories(parent);
   TemporaryDirectory staging(parent / ("." + dir.filename().string() + ".tmp-"));
 
-  SafetensorsWriter writer;
+  // The run's compute dtype: a bf16 run exports the bf16 parameters it trained with (its fp32
+  // master weights rounded once, as every step rounds them), with config.json's torch_dtype.
+  const DType dtype = reader.config().precision.dtype;
+  SafetensorsWriter writer(dtype);
   for (const models::HfTensorMapping& m : family.tensors)
     writer.declare(m.hf_name, hf_shape(m, model.block(m.block).layout().find(m.tensor)));
   writer.begin(staging.path() / "model.safetensors", {{"format", "pt"}});
@@ -50,7 +53,9 @@ HfExportResult export_hf(checkpoint::CheckpointReader& reader, const models::Mod
   HfExportResult result;
   result.tensors = family.tensors.size();
   result.bytes = writer.finish();
-  checkpoint::write_file_synced(staging.path() / "config.json", family.config_json.dump(2) + "\n");
+  nlohmann::ordered_json config_json = family.config_json;
+  config_json["torch_dtype"] = dtype == DType::bf16 ? "bfloat16" : dtype == DType::f16 ? "float16" : "float32";
+  checkpoint::write_file_synced(staging.path() / "config.json", config_json.dump(2) + "\n");
   checkpoint::sync_directory(staging.path());
   if (std::rename(staging.path().c_str(), dir.c_str()) != 0)
     throw UserError(fmt::format("{}: cannot move the export into place: {}", dir.string(), std::strerror(errno)));

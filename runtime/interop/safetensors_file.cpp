@@ -108,6 +108,20 @@ std::vector<float> SafetensorsReader::read_f32(const std::string& name) const {
   return values;
 }
 
+namespace {
+const char* safetensors_dtype(DType dtype) {
+  switch (dtype) {
+    case DType::f32: return "F32";
+    case DType::bf16: return "BF16";
+    case DType::f16: return "F16";
+    case DType::i32: break;
+  }
+  throw std::invalid_argument("safetensors export: parameters are f32, bf16 or f16");
+}
+}  // namespace
+
+SafetensorsWriter::SafetensorsWriter(DType dtype) : dtype_(dtype) { safetensors_dtype(dtype); }
+
 void SafetensorsWriter::declare(std::string name, std::vector<std::size_t> shape) {
   std::uint64_t numel = 1;
   for (std::size_t d : shape) numel *= d;
@@ -119,8 +133,8 @@ void SafetensorsWriter::begin(const std::filesystem::path& path, const std::map<
   if (!metadata.empty()) header["__metadata__"] = metadata;
   std::uint64_t offset = 0;
   for (const Declared& d : declared_) {
-    const std::uint64_t end = offset + d.numel * sizeof(float);
-    header[d.name] = {{"dtype", "F32"}, {"shape", d.shape}, {"data_offsets", {offset, end}}};
+    const std::uint64_t end = offset + d.numel * dtype_size(dtype_);
+    header[d.name] = {{"dtype", safetensors_dtype(dtype_)}, {"shape", d.shape}, {"data_offsets", {offset, end}}};
     offset = end;
   }
   std::string text = header.dump();
@@ -135,7 +149,13 @@ void SafetensorsWriter::begin(const std::filesystem::path& path, const std::map<
 void SafetensorsWriter::append(std::span<const float> values) {
   if (written_ >= declared_.size() || values.size() != declared_[written_].numel)
     throw std::logic_error("SafetensorsWriter::append: data does not match the declared tensors");
-  file_->append(std::as_bytes(values));
+  if (dtype_ == DType::f32) {
+    file_->append(std::as_bytes(values));
+  } else {
+    std::vector<std::byte> stored(values.size() * dtype_size(dtype_));
+    convert_host(values.data(), DType::f32, stored.data(), dtype_, values.size());
+    file_->append(stored);
+  }
   ++written_;
 }
 

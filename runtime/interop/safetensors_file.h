@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/dtype.h"
 #include "runtime/checkpoint/checkpoint_file_io.h"
 
 namespace zt::interop {
@@ -45,9 +46,12 @@ class SafetensorsReader {
   std::map<std::string, SafetensorsEntry> tensors_;
 };
 
-// Writes fp32 tensors: declare every tensor first, then write their data in the same order.
+// Writes tensors stored as `dtype` (F32, BF16 or F16; the values come in fp32 and are rounded to
+// nearest even, as zerotrain rounds its own parameters): declare every tensor first, then write
+// their data in the same order.
 class SafetensorsWriter {
  public:
+  explicit SafetensorsWriter(DType dtype = DType::f32);
   void declare(std::string name, std::vector<std::size_t> shape);
   // Creates `path` with the header; then append() each declared tensor's data in order.
   void begin(const std::filesystem::path& path, const std::map<std::string, std::string>& metadata);
@@ -61,6 +65,7 @@ class SafetensorsWriter {
     std::vector<std::size_t> shape;
     std::uint64_t numel = 0;
   };
+  DType dtype_;
   std::vector<Declared> declared_;
   std::unique_ptr<checkpoint::SyncedFileWriter> file_;
   std::size_t written_ = 0;

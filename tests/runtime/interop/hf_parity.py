@@ -6,6 +6,10 @@ Cases (one per CTest test):
              `zerotrain export --format hf` writes a directory, AutoModelForCausalLM.from_pretrained
              loads it with no missing or unexpected keys, and its loss on the training batch equals
              the loss zerotrain logged for those weights.
+  export_bf16  the GPT-2 of `export` trained in bf16: the directory holds BF16 tensors and
+             torch_dtype bfloat16, each tensor is exactly the bf16 rounding of the checkpoint's fp32
+             master weights, from_pretrained(torch_dtype="auto") loads a bf16 model, and its loss
+             on the batch is zerotrain's within bf16's rounding.
   export_llama  the same for a tiny Llama (grouped-query attention, untied head, Llama 3 RoPE
              scaling) and transformers' LlamaForCausalLM.
   init_from_llama  a random LlamaForCausalLM starts a run: the first step agrees with PyTorch.
@@ -157,6 +161,45 @@ def case_export(zerotrain, mpirun, work):
     # The loss logged at step 4 is the loss of the weights after 3 updates: the exported ones.
     want = next(r["loss"] for r in metrics(work / "run") if r["step"] == 4)
     check_close("loss of the exported weights", loss, want, 2e-6)
+
+
+def case_export_bf16(zerotrain, mpirun, work):
+    from safetensors.torch import load_file
+    inputs, targets = make_batch(work)
+    config = work / "train.yaml"
+    write_config(config, f"  preset: none\n  n_layer: {N_LAYER}\n  n_head: {N_HEAD}\n  n_embd: {N_EMBD}\n"
+                         f"  vocab_size: {VOCAB}\n  block_size: {T}\n  init_seed: 3\n"
+                         "checkpoint:\n  interval: 3\n  keep_last: 0")
+    config.write_text(config.read_text().replace("dtype: fp32", "dtype: bf16"))
+    run([*mpirun, "-np", str(RANKS), zerotrain, "train", "--config", config, "--set", "train.steps=4",
+         "--set", "zero_optimization.stage=2"], work / "train.log")
+    checkpoint = work / "run/checkpoints/step_00000003"
+    out = work / "hf"
+    run([zerotrain, "export", "--checkpoint", checkpoint, "--format", "hf", "--output", out], work / "export.log")
+    run([zerotrain, "export", "--checkpoint", checkpoint, "--output", work / "master.safetensors"],
+        work / "export_master.log")
+    if json.loads((out / "config.json").read_text()).get("torch_dtype") != "bfloat16":
+        fail("config.json's torch_dtype is not bfloat16")
+    exported, master = load_file(out / "model.safetensors"), load_file(work / "master.safetensors")
+    if {t.dtype for t in exported.values()} != {torch.bfloat16}:
+        fail(f"the exported tensors are {sorted({str(t.dtype) for t in exported.values()})}, not bfloat16")
+    # Two tensors in the same layout on both sides: the embedding (its first VOCAB rows) and ln_f.
+    for hf_name, zt_name, rows in (("transformer.wte.weight", "embedding.wte", VOCAB),
+                                   ("transformer.ln_f.weight", "head.ln_f.weight", None)):
+        want = master[zt_name][:rows].to(torch.bfloat16)
+        if not torch.equal(exported[hf_name], want):
+            fail(f"{hf_name} is not the bf16 rounding of the master weights {zt_name}")
+    model = AutoModelForCausalLM.from_pretrained(out, torch_dtype="auto", attn_implementation="eager")
+    if model.dtype != torch.bfloat16:
+        fail(f"from_pretrained(torch_dtype='auto') loaded {model.dtype}")
+    model.eval()
+    with torch.no_grad():
+        loss = batch_loss(model, inputs, targets).float().item()
+    want = next(r["loss"] for r in metrics(work / "run") if r["step"] == 4)
+    # Both are the loss of the same bf16 weights computed with bf16 activations, rounded at
+    # different places (zerotrain once per op output, PyTorch inside its kernels too): a few bf16
+    # epsilons (2^-8 relative) of a loss near ln(1100) = 7.
+    check_close("loss of the exported bf16 weights", loss, want, 0.05)
 
 
 def case_export_llama(zerotrain, mpirun, work):
@@ -330,7 +373,7 @@ def main():
         sys.exit(__doc__)
     case, zerotrain, mpirun = sys.argv[1], sys.argv[2], sys.argv[3:]
     torch.set_num_threads(1)
-    cases = {"export": case_export, "export_llama": case_export_llama, "init_from": case_init_from,
+    cases = {"export": case_export, "export_bf16": case_export_bf16, "export_llama": case_export_llama, "init_from": case_init_from,
              "init_from_llama": case_init_from_llama, "eval_sample": case_eval_sample,
              "eval_sample_llama": lambda *args: case_eval_sample(*args, family="llama")}
     if case not in cases:
