@@ -69,5 +69,34 @@ TEST(SafetensorsReader, OffsetsThatAreNotWholeBytesAreRefused) {
   }
 }
 
+// A Hugging Face checkpoint in a dtype zerotrain does not read (F64 here) names the tensor and the
+// dtypes it does read; a BF16 one reads as fp32 values.
+TEST(SafetensorsReader, WeightsInAnUnreadDtypeAreRefusedByName) {
+  const auto path = write_file("f64.safetensors", R"({"w": {"dtype": "F64", "shape": [2], "data_offsets": [0, 16]}})", 4);
+  SafetensorsReader reader(path);
+  try {
+    reader.read_f32("w");
+    FAIL() << "an F64 tensor was read";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("tensor 'w' has dtype F64; only F32, F16 and BF16 weights can be loaded"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(SafetensorsReader, Bf16WeightsReadAsFloats) {
+  // 0x3f80 is bf16 1.0, 0xc000 is -2.0: two of them in the bytes of one float.
+  const std::filesystem::path path = std::filesystem::path(testing::TempDir()) / "bf16.safetensors";
+  const std::string header = R"({"w": {"dtype": "BF16", "shape": [2], "data_offsets": [0, 4]}})";
+  std::ofstream out(path, std::ios::binary);
+  const std::uint64_t size = header.size();
+  const std::uint16_t values[2] = {0x3f80, 0xc000};
+  out.write(reinterpret_cast<const char*>(&size), sizeof size);
+  out << header;
+  out.write(reinterpret_cast<const char*>(values), sizeof values);
+  out.close();
+  EXPECT_EQ(SafetensorsReader(path).read_f32("w"), (std::vector<float>{1.0f, -2.0f}));
+}
+
 }  // namespace
 }  // namespace zt::interop
