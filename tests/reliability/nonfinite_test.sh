@@ -5,21 +5,22 @@
 # step that depends on the CPU's BLAS kernels.) (1) train.on_nonfinite: stop ends the job at step 6,
 # exit 4, naming the step and the last checkpoint, and saves no checkpoint of the non-finite step;
 # (2) skip warns, goes on, and stops after train.max_consecutive_nonfinite steps in a row; (3) an
-# invalid hook value is refused. fp32 only: bf16 needs a CUDA device (the guard reads the same
-# all-reduced loss and overflow flag in every dtype).
+# invalid hook value is refused. (1) in fp32, bf16 and fp16: under fp16 loss scaling a skipped
+# step is the scaler's business, but a NaN loss is not an overflow, and stops the job all the same.
 # usage: nonfinite_test.sh ZEROTRAIN REPO MPIEXEC [FLAGS...]
 source "$(dirname "$0")/lib.sh"
 make_job
 export ZT_TEST_NAN_LR_AT_STEP=5
 
-for dtype in fp32; do
+for dtype in fp32 bf16 fp16; do
   rm -rf run
   run_job 2 "$ZEROTRAIN" train --config config.yaml --set train.steps=40 --set precision.dtype=$dtype \
     --set checkpoint.interval=1 --set checkpoint.keep_last=0
   assert_eq "$rc" 4 "$dtype: exit status of a non-finite run (train.on_nonfinite: stop)"
   assert_contains "$out" "test hook ZT_TEST_NAN_LR_AT_STEP=5: the update of step 5 uses a NaN learning rate"
   line=$(grep -m1 -E "error\] step [0-9]+: the loss is" <<<"$out") || fail "$dtype: no stop message; output:"$'\n'"$out"
-  assert_contains "$line" "step 6: the loss is nan and the gradients are not finite (grad norm nan) (the update was skipped)"
+  assert_contains "$line" "step 6: the loss is nan"
+  assert_contains "$line" "(the update was skipped)"
   assert_contains "$line" "stopping because train.on_nonfinite is stop"
   assert_contains "$line" "the last good checkpoint is run/checkpoints/step_00000005" "$dtype: stop message"
   assert_contains "$line" "exit status 4"
