@@ -65,7 +65,7 @@ ZeroEngine::ZeroEngine(const models::Model& model, models::ComputeContext& ctx, 
   if (options.stage < 2 && !grads_in_shard_) {
     for (std::size_t b = 0; b < blocks; ++b)
       block_grads_[b] = Buffer(device, dtype, plan_.block(b).numel, MemCategory::grads, tracker);
-    if (accumulates_in_fp32(options))
+    if (accumulates_in_fp32(options) && !accumulates_in_shard(options))
       for (std::size_t b = 0; b < blocks; ++b)
         grad_accumulators_.emplace_back(device, DType::f32, plan_.block(b).numel, MemCategory::grads, tracker);
   }
@@ -155,16 +155,22 @@ BufferView ZeroEngine::block_grad(std::size_t block) {
   return grad.view();
 }
 
+BufferView ZeroEngine::grad_accumulator(std::size_t block) {
+  if (accumulates_in_shard(options_)) return grad_shard_.slice(plan_.block(block).shard_offset, plan_.block(block).numel);
+  return grad_accumulators_.at(block).view();
+}
+
 BufferView ZeroEngine::complete_grad(std::size_t block) {
-  if (grad_accumulators_.empty()) return block_grad(block);
+  if (!accumulates_in_fp32(options_)) return block_grad(block);
   // The last micro-batch's gradient joins the earlier ones' in fp32.
-  accumulate(grad_accumulators_[block].view(), block_grads_[block].view(), ctx_.stream());
-  return grad_accumulators_[block].view();
+  accumulate(grad_accumulator(block), block_grads_[block].view(), ctx_.stream());
+  return grad_accumulator(block);
 }
 
 void ZeroEngine::accumulate_micro_batch_grads() {
-  for (std::size_t b = 0; b < grad_accumulators_.size(); ++b) {
-    accumulate(grad_accumulators_[b].view(), block_grads_[b].view(), ctx_.stream());
+  if (!accumulates_in_fp32(options_)) return;
+  for (std::size_t b = 0; b < block_grads_.size(); ++b) {
+    accumulate(grad_accumulator(b), block_grads_[b].view(), ctx_.stream());
     fill_zero(block_grads_[b].view(), ctx_.stream());
   }
 }

@@ -110,6 +110,8 @@ class ZeroEngine {
   void forward_backward(models::Activations& acts, bool boundary);
   void forward_pass(models::Activations& acts, bool backward_follows);
   void accumulate_micro_batch_grads();
+  // Block b's fp32 accumulator: its own buffer (stage 1), or its range of the gradient shard (stage 0).
+  BufferView grad_accumulator(std::size_t block);
   void optimizer_step(double lr, int local_stop_signal, StepStats& stats);
   // Compute-dtype parameters of this rank's chunks from fp32 master values of the shard.
   void set_params_from_master(const std::vector<float>& master);
@@ -136,8 +138,8 @@ class ZeroEngine {
   Buffer param_shard_;                 // stage 3: this rank's shard in the compute dtype
   std::vector<Buffer> block_grads_;    // stages 0/1: every block's gradient; 2/3: while in flight
   bool grads_in_shard_ = false;        // block gradients are ranges of grad_shard_ (GradientReduction::in_place)
-  // Stages 0/1 with gradient accumulation in bf16/f16: the micro-batches' gradients summed in
-  // fp32 (block_grads_ hold one micro-batch's).
+  // Stage 1 with gradient accumulation in bf16/f16: the micro-batches' gradients summed in fp32
+  // (block_grads_ hold one micro-batch's). Stage 0 sums them in grad_shard_ (accumulates_in_shard).
   std::vector<Buffer> grad_accumulators_;
   Buffer grad_shard_;                  // f32 reduced gradients of this rank's shard
   ShardOptimizer optimizer_;

@@ -73,6 +73,13 @@ inline bool accumulates_in_fp32(const ZeroOptions& options) {
   return options.stage < 2 && options.gradient_accumulation_steps > 1 && options.compute_dtype != DType::f32;
 }
 
+// At stage 0 the fp32 gradient shard is the whole gradient, the accumulators' size: each block's
+// range of it is that block's accumulator until the step's reduction overwrites it with the
+// ranks' average. Stage 1's shard is a 1/N slice, so it keeps accumulators of its own.
+inline bool accumulates_in_shard(const ZeroOptions& options) {
+  return accumulates_in_fp32(options) && options.stage == 0;
+}
+
 // Stage 0 (or stage 1 on one rank) in fp32: every rank keeps the whole fp32 gradient, laid out as
 // the buckets cut it (partition.h), so backward writes each block's gradient where its bucket is
 // reduced and the reduction runs in place. Nothing is copied into bucket buffers or added back,

@@ -145,8 +145,15 @@ void GradientReducer::drain(Slot& slot) {
   const BucketPlacement& bucket = plan_.bucket(*slot.bucket);
   wait(*slot.bucket, slot.work);
   std::size_t offset = all_reduce_ ? 0 : plan_.bucket_rank_offset(*slot.bucket, comm_.rank());
-  accumulate(grad_shard_.slice(bucket.shard_offset, bucket.rank_chunk_numel),
-             slot.buffer.slice(offset, bucket.rank_chunk_numel), compute_);
+  BufferView shard_range = grad_shard_.slice(bucket.shard_offset, bucket.rank_chunk_numel);
+  BufferView reduced = slot.buffer.slice(offset, bucket.rank_chunk_numel);
+  // Stage 0 reduces once per step and its shard may hold the blocks' accumulated gradients (the
+  // buckets were packed from them): the average replaces them. Stages 1-3 add into the shard, which
+  // sums the micro batches at stages 2 and 3.
+  if (all_reduce_)
+    convert_copy(shard_range, reduced, compute_);
+  else
+    accumulate(shard_range, reduced, compute_);
   slot.bucket.reset();
   slot.work = Work();
 }

@@ -49,7 +49,8 @@ MemoryPlan plan_memory(const models::Model& model, const ZeroOptions& options, i
   MemoryPlan m;
   m.params = options.stage < 3 ? c * padded_total : c * shard;
   const bool in_place = reduces_gradients_in_place(options, world_size);
-  m.grads = 4 * shard + (options.stage < 2 && !in_place ? c * total : 0) + (accumulates_in_fp32(options) ? 4 * total : 0);
+  const bool own_accumulators = accumulates_in_fp32(options) && !accumulates_in_shard(options);
+  m.grads = 4 * shard + (options.stage < 2 && !in_place ? c * total : 0) + (own_accumulators ? 4 * total : 0);
   m.optimizer = 3 * 4 * shard;
   const std::size_t largest = plan.largest_bucket_numel();
   std::size_t bucket_numel = bucket_buffer_count(plan, options) * largest;

@@ -340,7 +340,7 @@ TEST_F(EngineTest, AnOverflowOnOneRankSkipsTheStepEverywhereAndLowersTheScale) {
   int N = world_->world_size();
   Job job;
   job.kind = ModelKind::mlp;
-  job.steps = 6;
+  job.steps = 7;
   for (int stage : {0, 2, 3}) {
     job.options = base_options(stage, true);
     job.options.loss_scaling = true;
@@ -356,10 +356,11 @@ TEST_F(EngineTest, AnOverflowOnOneRankSkipsTheStepEverywhereAndLowersTheScale) {
     EXPECT_EQ(r.stats[1].loss_scale, 256.0) << what;
     EXPECT_EQ(r.stats[2].loss_scale, 128.0) << what << ": the overflow halves the scale (hysteresis 1)";
     EXPECT_FALSE(r.stats[2].skipped) << what;
-    // stats[i].loss_scale is the scale step i ran with; the scale doubles after the 3rd clean
-    // step since the overflow (steps 2, 3, 4: the window), so step 5 runs at 256 again.
-    EXPECT_EQ(r.stats[4].loss_scale, 128.0) << what;
-    EXPECT_EQ(r.stats[5].loss_scale, 256.0) << what << ": a window of clean steps doubles the scale";
+    // stats[i].loss_scale is the scale step i ran with. As DeepSpeed's DynamicLossScaler, the
+    // clean step after a window of them (steps 2, 3, 4) doubles the scale: step 5's update, so
+    // step 6 runs at 256 again.
+    EXPECT_EQ(r.stats[5].loss_scale, 128.0) << what;
+    EXPECT_EQ(r.stats[6].loss_scale, 256.0) << what << ": a window of clean steps doubles the scale";
   }
 }
 
