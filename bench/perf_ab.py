@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""Two zerotrain binaries (A, B) on the same job, interleaved round by round: is B faster?
+"""Two zerotrain binaries (A, B) on the same job, interleaved round by round: is B faster? Or one
+binary under two settings (--set-a / --set-b, e.g. precision.dtype=fp32 against bf16).
 
 For each round and each stage it runs A then B (overlap_comm on) on the same launcher and records
 the median step time, exposed communication and comm time of each; the table gives medians over
 rounds and the median of the per-round ratios B/A, which cancels most of a shared machine's drift.
 
   bench/perf_ab.py --a build-perf-base/zerotrain --b build-perf-fix/zerotrain --stages 1,2 --rate 200mbit
+  bench/perf_ab.py --a build/zerotrain --b build/zerotrain --set-b precision.dtype=bf16 --rate local
 Writes bench/results/perf_ab_<label>.md.
 """
 import argparse
@@ -30,6 +32,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--set", action="append", default=[])
+    ap.add_argument("--set-a", action="append", default=[], help="a setting for A's runs only")
+    ap.add_argument("--set-b", action="append", default=[], help="a setting for B's runs only")
     ap.add_argument("--host-cpus", default="auto",
                     help="with --rate R: CPUs of the simulated hosts (netns-hosts.sh up --host-cpus; auto = host I "
                     "on CPU I, none = shared)")
@@ -51,8 +55,10 @@ def main():
                 for s in stages:
                     for k, b in bins.items():
                         os.environ["ZT_BIN"] = b
+                        own = args.set_a if k == "A" else args.set_b
                         recs, _ = pc.run_zerotrain(prefix, pc.model_sets(args.model) + [
-                            f"zero_optimization.stage={s}"] + args.set, args.steps, os.path.join(tmp, f"{s}{k}{rep}"))
+                            f"zero_optimization.stage={s}"] + args.set + own, args.steps,
+                            os.path.join(tmp, f"{s}{k}{rep}"))
                         res[(s, k)].append(pc.medians(recs, args.warmup))
                         print(f"stage {s} {k} round {rep}: {res[(s, k)][-1]['step_ms']:.1f} ms, exposed "
                               f"{res[(s, k)][-1]['exposed_comm_ms']:.1f}", file=sys.stderr)
@@ -65,7 +71,8 @@ def main():
         commits[k] = marker.read_text().strip() if marker.exists() else b
     os.environ["ZT_BIN"] = bins["A"]
     lines = pc.header(f"A/B: {args.label}", [
-        f"A = {bins['A']}: {commits['A']}", f"B = {bins['B']}: {commits['B']}",
+        f"A = {bins['A']}: {commits['A']}" + (f", with {' '.join(args.set_a)}" if args.set_a else ""),
+        f"B = {bins['B']}: {commits['B']}" + (f", with {' '.join(args.set_b)}" if args.set_b else ""),
         f"model {args.model} = {pc.MODELS[args.model]}; network: " +
         ("this machine" if netns is None else f"{args.ranks} simulated hosts, tc tbf {args.rate}, "
          + (f"host CPUs {args.host_cpus} (netns-hosts.sh --host-cpus)" if pinned else "hosts share all CPUs")),
