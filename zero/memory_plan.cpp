@@ -48,7 +48,7 @@ MemoryPlan plan_memory(const models::Model& model, const ZeroOptions& options, i
   const auto total = static_cast<std::int64_t>(plan.total_numel());
   MemoryPlan m;
   m.params = options.stage < 3 ? c * padded_total : c * shard;
-  const bool in_place = reduces_gradients_in_place(options, world_size);
+  const bool in_place = plan.reduction() == GradientReduction::in_place;
   const bool own_accumulators = accumulates_in_fp32(options) && !accumulates_in_shard(options);
   m.grads = 4 * shard + (options.stage < 2 && !in_place ? c * total : 0) + (own_accumulators ? 4 * total : 0);
   m.optimizer = 3 * 4 * shard;

@@ -3,6 +3,7 @@
 
 #include "models/cuda/cuda_context.h"
 #include "models/cuda/storage.cuh"
+#include "models/ops/token_embedding.h"
 
 namespace zt::models::cuda {
 
@@ -20,20 +21,6 @@ __global__ void embedding_forward_kernel(S* out, const std::int32_t* tokens, con
   std::size_t bt = i / C;
   int t = static_cast<int>(bt % T);
   store(out + i, load(wte + static_cast<std::size_t>(tokens[bt]) * C + c) + load(wpe + static_cast<std::size_t>(t) * C + c));
-}
-
-// dwte: one block per distinct token, threads over channels, summing that token's positions in
-// ascending order (the host-built TokenIndex), so the result is deterministic without atomics.
-template <typename S>
-__global__ void embedding_backward_wte_kernel(S* dwte, const S* dout, const std::int32_t* positions,
-                                              const std::int32_t* starts, const std::int32_t* group_tokens, int C) {
-  int g = blockIdx.x;
-  std::size_t row = static_cast<std::size_t>(group_tokens[g]) * C;
-  for (int c = threadIdx.x; c < C; c += blockDim.x) {
-    float acc = 0.0f;
-    for (int k = starts[g]; k < starts[g + 1]; ++k) acc += load(dout + static_cast<std::size_t>(positions[k]) * C + c);
-    store(dwte + row + c, load(dwte + row + c) + acc);
-  }
 }
 
 // dwpe (T, C): one thread per (t, c), summing over b in order.
@@ -55,12 +42,7 @@ void launch_embedding_forward(void* out, const std::int32_t* tokens, const void*
 }
 
 template <typename S>
-void launch_embedding_backward(void* dwte, void* dwpe, const void* dout, const std::int32_t* positions,
-                               const std::int32_t* starts, const std::int32_t* group_tokens, int groups, int B, int T,
-                               int C, cudaStream_t s) {
-  if (groups > 0)
-    embedding_backward_wte_kernel<S><<<groups, kThreads, 0, s>>>(static_cast<S*>(dwte), static_cast<const S*>(dout),
-                                                                 positions, starts, group_tokens, C);
+void launch_embedding_backward_wpe(void* dwpe, const void* dout, int B, int T, int C, cudaStream_t s) {
   std::size_t n = static_cast<std::size_t>(T) * C;
   embedding_backward_wpe_kernel<S><<<blocks_for(n, kThreads), kThreads, 0, s>>>(
       static_cast<S*>(dwpe), static_cast<const S*>(dout), B, T, C);
@@ -73,11 +55,8 @@ void embedding_forward(void* out, const std::int32_t* tokens, const void* wte, c
   ZT_DISPATCH_STORAGE(dt, launch_embedding_forward, out, tokens, wte, wpe, B, T, C, s);
 }
 
-void embedding_backward(void* dwte, void* dwpe, const void* dout, const std::int32_t* positions,
-                        const std::int32_t* starts, const std::int32_t* group_tokens, int groups, int B, int T, int C,
-                        DType dt, cudaStream_t s) {
-  ZT_DISPATCH_STORAGE(dt, launch_embedding_backward, dwte, dwpe, dout, positions, starts, group_tokens, groups, B, T,
-                      C, s);
+void embedding_backward_wpe(void* dwpe, const void* dout, int B, int T, int C, DType dt, cudaStream_t s) {
+  ZT_DISPATCH_STORAGE(dt, launch_embedding_backward_wpe, dwpe, dout, B, T, C, s);
 }
 
 }  // namespace zt::models::cuda
@@ -90,11 +69,13 @@ void embedding_forward(ComputeContext& ctx, BufferView out, BufferView tokens, B
   cuda::embedding_forward(out.data, int32_view(tokens), wte.data, wpe.data, B, T, C, c.dtype(), c.handle());
 }
 
-void embedding_backward(ComputeContext& ctx, BufferView dwte, BufferView dwpe, BufferView dout, BufferView,
+void embedding_backward(ComputeContext& ctx, BufferView dwte, BufferView dwpe, BufferView dout, BufferView tokens,
                         const TokenIndex& index, int B, int T, int C) {
+  // wte's gradient is the token embedding's: one block per distinct token, its positions summed
+  // in order (deterministic, no atomics).
+  on_cuda::token_embedding_backward(ctx, dwte, dout, tokens, index, B * T, C);
   CudaComputeContext& c = as_cuda(ctx);
-  cuda::embedding_backward(dwte.data, dwpe.data, dout.data, int32_view(index.positions), int32_view(index.starts),
-                           int32_view(index.tokens), index.groups, B, T, C, c.dtype(), c.handle());
+  cuda::embedding_backward_wpe(dwpe.data, dout.data, B, T, C, c.dtype(), c.handle());
 }
 
 }  // namespace zt::models::ops::on_cuda
