@@ -5,6 +5,8 @@ find_package(MPI REQUIRED COMPONENTS CXX)
 set(BLA_VENDOR OpenBLAS)
 find_package(BLAS REQUIRED)
 find_path(OPENBLAS_CBLAS_INCLUDE_DIR cblas.h PATH_SUFFIXES openblas openblas-pthread REQUIRED)
+find_package(dnnl REQUIRED)  # oneDNN: bf16 matrix products on CPUs with AVX512-BF16 or AMX
+find_package(OpenMP REQUIRED COMPONENTS CXX)  # oneDNN's threads; zerotrain sets their number
 find_package(yaml-cpp REQUIRED)
 find_package(fmt REQUIRED)
 find_package(Boost REQUIRED COMPONENTS program_options)

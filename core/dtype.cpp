@@ -1,7 +1,6 @@
 #include "core/dtype.h"
 
 #include <bit>
-#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -74,46 +73,15 @@ float f16_to_float(f16 value) {
   std::uint32_t sign = static_cast<std::uint32_t>(value.bits & 0x8000u) << 16;
   std::uint32_t exponent = (value.bits >> 10) & 0x1fu;
   std::uint32_t mantissa = value.bits & 0x3ffu;
-  if (exponent == 0x1f) return std::bit_cast<float>(sign | 0x7f800000u | (mantissa << 13));
+  if (exponent == 0x1f) {  // infinity, or a NaN made quiet as the F16C conversion and float_to_f16 make it
+    std::uint32_t quiet = mantissa ? 0x400000u : 0u;
+    return std::bit_cast<float>(sign | 0x7f800000u | quiet | (mantissa << 13));
+  }
   if (exponent == 0) {
     float magnitude = static_cast<float>(mantissa) * 0x1p-24f;  // exact: subnormal or zero
     return sign ? -magnitude : magnitude;
   }
   return std::bit_cast<float>(sign | ((exponent + 127u - 15u) << 23) | (mantissa << 13));
-}
-
-namespace {
-
-float load(const void* src, DType dtype, std::size_t i) {
-  switch (dtype) {
-    case DType::f32: return static_cast<const float*>(src)[i];
-    case DType::bf16: return bf16_to_float(static_cast<const bf16*>(src)[i]);
-    case DType::f16: return f16_to_float(static_cast<const f16*>(src)[i]);
-    case DType::i32: break;  // refused by convert_host
-  }
-  return 0.0f;
-}
-
-void store(void* dst, DType dtype, std::size_t i, float value) {
-  switch (dtype) {
-    case DType::f32: static_cast<float*>(dst)[i] = value; break;
-    case DType::bf16: static_cast<bf16*>(dst)[i] = float_to_bf16(value); break;
-    case DType::f16: static_cast<f16*>(dst)[i] = float_to_f16(value); break;
-    case DType::i32: break;  // refused by convert_host
-  }
-}
-
-}  // namespace
-
-void convert_host(const void* src, DType src_dtype, void* dst, DType dst_dtype, std::size_t n) {
-  if (src_dtype == dst_dtype) {
-    if (n) std::memmove(dst, src, n * dtype_size(src_dtype));
-    return;
-  }
-  if (src_dtype == DType::i32 || dst_dtype == DType::i32)
-    throw std::invalid_argument("convert_host: integers (i32) are copied, not converted to or from " +
-                                std::string(dtype_name(src_dtype == DType::i32 ? dst_dtype : src_dtype)));
-  for (std::size_t i = 0; i < n; ++i) store(dst, dst_dtype, i, load(src, src_dtype, i));
 }
 
 }  // namespace zt

@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake git pkg-config
   openmpi-bin libopenmpi-dev
-  libopenblas-dev
+  libopenblas-dev libdnnl-dev
   libyaml-cpp-dev libfmt-dev libboost-program-options-dev
   libgtest-dev googletest nlohmann-json3-dev
   zlib1g-dev

@@ -17,6 +17,7 @@ namespace zt::models::cpu {
 class Fp32Views {
  public:
   Fp32Views() = default;
+  ~Fp32Views();  // returns the copies' blocks for reuse (store() is what writes them back)
   Fp32Views(const Fp32Views&) = delete;
   Fp32Views& operator=(const Fp32Views&) = delete;
 

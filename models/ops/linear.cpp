@@ -3,7 +3,10 @@
 #include <cblas.h>
 
 #include <cstddef>
+#include <initializer_list>
+#include <vector>
 
+#include "models/cpu/bf16_gemm.h"
 #include "models/cpu/fp32_views.h"
 #include "models/ops/checks.h"
 
@@ -37,6 +40,63 @@ void set_compute_threads(int threads) {
 }
 int blas_threads() { return openblas_get_num_threads(); }
 
+namespace {
+
+using ops::detail::sz;
+
+// bf16 storage with native bf16 products (bf16_gemm.h): the operands are read as they are, the
+// fp32 products land in a scratch row block and each result is rounded once into its view.
+bool all_bf16(std::initializer_list<BufferView> views) {
+  for (const BufferView& v : views)
+    if (v.numel > 0 && v.dtype != DType::bf16) return false;
+  return cpu::bf16_gemm_native();
+}
+const bf16* bf16_data(const BufferView& v) { return static_cast<const bf16*>(v.data); }
+
+// A scratch fp32 block per thread, grown as needed: no allocation (and no page faults) per call.
+float* scratch(std::size_t n) {
+  thread_local std::vector<float> block;
+  if (block.size() < n) block.resize(n);
+  return block.data();
+}
+
+void bf16_linear_forward(BufferView out, BufferView inp, BufferView weight, BufferView bias, int N, int IC, int OC,
+                         int ldo) {
+  float* product = scratch(sz(N, OC));
+  cpu::bf16_gemm(false, true, N, OC, IC, bf16_data(inp), IC, bf16_data(weight), IC, product, OC, false,
+                 cpu::blas_threads());
+  std::vector<float> bias_f32(bias.numel > 0 ? OC : 0);
+  if (bias.numel > 0) convert_host(bias.data, DType::bf16, bias_f32.data(), DType::f32, OC);
+  auto* rows = static_cast<bf16*>(out.data);
+  for (int n = 0; n < N; ++n) {
+    float* row = product + sz(n, OC);
+    for (int o = 0; o < static_cast<int>(bias_f32.size()); ++o) row[o] += bias_f32[o];
+    convert_host(row, DType::f32, rows + sz(n, ldo), DType::bf16, OC);
+  }
+}
+
+void bf16_linear_backward(BufferView dinp, BufferView dweight, BufferView dbias, BufferView dout, BufferView inp,
+                          BufferView weight, int N, int IC, int OC, int ldo) {
+  int threads = cpu::blas_threads();
+  if (dinp.numel > 0) {
+    float* product = scratch(sz(N, IC));
+    cpu::bf16_gemm(false, false, N, IC, OC, bf16_data(dout), ldo, bf16_data(weight), IC, product, IC, false, threads);
+    convert_host(product, DType::f32, dinp.data, DType::bf16, sz(N, IC));
+  }
+  cpu::Fp32Views w;  // dweight and dbias accumulate: widened, added to, rounded once
+  cpu::bf16_gemm(true, false, OC, IC, N, bf16_data(dout), ldo, bf16_data(inp), IC, w.out(dweight), IC, true, threads);
+  if (float* db = w.out(dbias)) {
+    float* row = scratch(OC);
+    for (int n = 0; n < N; ++n) {
+      convert_host(bf16_data(dout) + sz(n, ldo), DType::bf16, row, DType::f32, OC);
+      for (int o = 0; o < OC; ++o) db[o] += row[o];
+    }
+  }
+  w.store();
+}
+
+}  // namespace
+
 }  // namespace zt::models::cpu
 
 namespace zt::models::ops {
@@ -52,6 +112,7 @@ void linear_forward(ComputeContext& ctx, BufferView out, BufferView inp, BufferV
   check_act(ctx, weight, sz(OC, IC), "linear weight");
   if (bias.numel > 0) check_act(ctx, bias, OC, "linear bias");
   if (ctx.device().is_cuda()) return on_cuda::linear_forward(ctx, out, inp, weight, bias, N, IC, OC, ldo);
+  if (cpu::all_bf16({out, inp, weight, bias})) return cpu::bf16_linear_forward(out, inp, weight, bias, N, IC, OC, ldo);
   cpu::Fp32Views w;
   cpu::linear_forward(w.out(out), w.in(inp), w.in(weight), w.in(bias), N, IC, OC, ldo);
   w.store();
@@ -67,6 +128,8 @@ void linear_backward(ComputeContext& ctx, BufferView dinp, BufferView dweight, B
   if (dbias.numel > 0) check_act(ctx, dbias, OC, "linear dbias");
   if (ctx.device().is_cuda())
     return on_cuda::linear_backward(ctx, dinp, dweight, dbias, dout, inp, weight, N, IC, OC, ldo);
+  if (cpu::all_bf16({dinp, dweight, dbias, dout, inp, weight}))
+    return cpu::bf16_linear_backward(dinp, dweight, dbias, dout, inp, weight, N, IC, OC, ldo);
   cpu::Fp32Views w;
   cpu::linear_backward(w.out(dinp), w.out(dweight), w.out(dbias), w.in(dout), w.in(inp), w.in(weight), N, IC, OC, ldo);
   w.store();

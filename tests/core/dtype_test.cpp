@@ -136,5 +136,40 @@ TEST(DType, ConvertHostBetweenAllPairs) {
   EXPECT_EQ(back, values);  // all values are exact in both 16-bit types
 }
 
+// convert_host's bulk loops (vectorized, F16C for f16) against the one-value conversions, bit for
+// bit: every 16-bit pattern widened, and f32 patterns that cover every exponent with mantissas at,
+// around and between the rounding boundaries, NaNs and infinities, narrowed. The odd length leaves
+// a tail after the vector loops.
+TEST(DType, BulkConversionsMatchTheOneValueConversionsBitForBit) {
+  std::vector<std::uint16_t> patterns(65536 + 3);
+  for (std::size_t i = 0; i < patterns.size(); ++i) patterns[i] = static_cast<std::uint16_t>(i);
+  std::vector<float> widened(patterns.size());
+  convert_host(patterns.data(), DType::bf16, widened.data(), DType::f32, patterns.size());
+  for (std::size_t i = 0; i < patterns.size(); ++i)
+    ASSERT_EQ(bits_of(widened[i]), bits_of(bf16_to_float(bf16{patterns[i]}))) << "bf16 " << patterns[i];
+  convert_host(patterns.data(), DType::f16, widened.data(), DType::f32, patterns.size());
+  for (std::size_t i = 0; i < patterns.size(); ++i)
+    ASSERT_EQ(bits_of(widened[i]), bits_of(f16_to_float(f16{patterns[i]}))) << "f16 " << patterns[i];
+
+  std::vector<float> values;
+  for (std::uint32_t sign_exponent = 0; sign_exponent < 512; ++sign_exponent)
+    for (std::uint32_t mantissa : {0u, 1u, 0xfffu, 0x1000u, 0x1001u, 0x2000u, 0x7fffu, 0x8000u, 0x8001u, 0x18000u,
+                                   0x3ff000u, 0x400000u, 0x7fe000u, 0x7fefffu, 0x7ff000u, 0x7fffffu, 0x123457u})
+      values.push_back(float_of((sign_exponent << 23) | mantissa));
+  values.push_back(0.1f);
+  std::vector<bf16> as_bf16(values.size());
+  std::vector<f16> as_f16(values.size());
+  convert_host(values.data(), DType::f32, as_bf16.data(), DType::bf16, values.size());
+  convert_host(values.data(), DType::f32, as_f16.data(), DType::f16, values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    ASSERT_EQ(as_bf16[i].bits, float_to_bf16(values[i]).bits) << "f32 bits " << std::hex << bits_of(values[i]);
+    ASSERT_EQ(as_f16[i].bits, float_to_f16(values[i]).bits) << "f32 bits " << std::hex << bits_of(values[i]);
+  }
+  std::vector<f16> bf16_to_f16(values.size());
+  convert_host(as_bf16.data(), DType::bf16, bf16_to_f16.data(), DType::f16, values.size());
+  for (std::size_t i = 0; i < values.size(); ++i)
+    ASSERT_EQ(bf16_to_f16[i].bits, float_to_f16(bf16_to_float(as_bf16[i])).bits) << i;
+}
+
 }  // namespace
 }  // namespace zt
