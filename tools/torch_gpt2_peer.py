@@ -19,6 +19,13 @@ Modes: `ddp` — DistributedDataParallel (gloo, bucket_cap_mb as given) + AdamW 
 `zero` — DDP for the gradient all-reduce + torch.distributed.optim.ZeroRedundancyOptimizer (AdamW
 state sharded over ranks, updated parameters broadcast: PyTorch's ZeRO stage 1).
 
+Precision (--precision): fp32; bf16 or fp16 with zerotrain's mixed-precision semantics (16-bit
+parameters cast from fp32 master weights after every step, every op computing in fp32 on its 16-bit
+inputs and rounding what it stores once, 16-bit parameter gradients accumulated into fp32, fp32
+all-reduce, clipping and torch.optim.AdamW on the masters, fp16 with zerotrain's dynamic loss
+scaling); or autocast-bf16, PyTorch's own CPU mixed precision (torch.autocast over the fp32 model),
+the speed peer of zerotrain's bf16. The 16-bit modes run with --mode ddp.
+
 Rank 0 writes one JSON object per step to --out: step, loss (mean over ranks), step_ms,
 tokens_per_s — the fields zerotrain's metrics.jsonl has.
 
@@ -259,24 +266,58 @@ class GPT2(torch.nn.Module):
     def P(self, name):
         return self.p[name.replace(".", "_")]
 
-    def forward(self, idx, targets):
+    def forward(self, idx, targets, params=None, dtype=None):
+        """The loss. With `params` (16-bit copies of the parameters, by name) and their `dtype`, every op
+        follows zerotrain's 16-bit contract: it reads 16-bit tensors, computes in fp32 and rounds what it
+        stores once; the loss is computed in fp32 from the 16-bit logits. Without them, plain fp32."""
         B, T = idx.shape
         C, NH = self.C, self.NH
-        x = self.P("wte")[idx] + self.P("wpe")[:T]
+        P = (lambda name: params[name]) if params is not None else self.P
+        if dtype is None:
+            load = store = lambda t: t  # fp32: one code path, no casts
+        else:
+            load, store = (lambda t: t.float()), (lambda t: t.to(dtype))
+        x = store(load(P("wte"))[idx] + load(P("wpe"))[:T])
         for l in range(self.L):
             def p(n):
-                return self.P(f"h{l}.{n}")
-            h = F.layer_norm(x, (C,), p("ln_1.weight"), p("ln_1.bias"), eps=1e-5)
-            qkv = F.linear(h, p("attn.c_attn.weight"), p("attn.c_attn.bias"))
-            q, k, v = (t.view(B, T, NH, C // NH).transpose(1, 2) for t in qkv.split(C, dim=2))
-            y = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(B, T, C)
-            x = x + F.linear(y, p("attn.c_proj.weight"), p("attn.c_proj.bias"))
-            h = F.layer_norm(x, (C,), p("ln_2.weight"), p("ln_2.bias"), eps=1e-5)
-            x = x + F.linear(F.gelu(F.linear(h, p("mlp.c_fc.weight"), p("mlp.c_fc.bias")), approximate="tanh"),
-                             p("mlp.c_proj.weight"), p("mlp.c_proj.bias"))
-        x = F.layer_norm(x, (C,), self.P("ln_f.weight"), self.P("ln_f.bias"), eps=1e-5)
-        logits = F.linear(x, self.P("wte"))  # LM head tied to wte
-        return F.cross_entropy(logits[..., :self.V].reshape(-1, self.V), targets.reshape(-1))
+                return load(P(f"h{l}.{n}"))
+            h = store(F.layer_norm(load(x), (C,), p("ln_1.weight"), p("ln_1.bias"), eps=1e-5))
+            qkv = store(F.linear(load(h), p("attn.c_attn.weight"), p("attn.c_attn.bias")))
+            q, k, v = (load(t).view(B, T, NH, C // NH).transpose(1, 2) for t in qkv.split(C, dim=2))
+            y = store(F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(B, T, C))
+            x = store(load(x) + load(store(F.linear(load(y), p("attn.c_proj.weight"), p("attn.c_proj.bias")))))
+            h = store(F.layer_norm(load(x), (C,), p("ln_2.weight"), p("ln_2.bias"), eps=1e-5))
+            pre = store(F.linear(load(h), p("mlp.c_fc.weight"), p("mlp.c_fc.bias")))
+            act = store(F.gelu(load(pre), approximate="tanh"))
+            x = store(load(x) + load(store(F.linear(load(act), p("mlp.c_proj.weight"), p("mlp.c_proj.bias")))))
+        x = store(F.layer_norm(load(x), (C,), load(P("ln_f.weight")), load(P("ln_f.bias")), eps=1e-5))
+        logits = store(F.linear(load(x), load(P("wte"))))  # LM head tied to wte
+        return F.cross_entropy(load(logits)[..., :self.V].reshape(-1, self.V), targets.reshape(-1))
+
+
+class LossScaler:
+    """zerotrain's fp16 dynamic loss scaling (optim/loss_scaler.cpp, DeepSpeed's rule): skip an
+    overflowing step, halve the scale once `hysteresis` overflows have been absorbed, double it after
+    `window` clean steps."""
+
+    def __init__(self, power, window, hysteresis, min_scale):
+        self.scale, self.window, self.hysteresis, self.min_scale = 2.0 ** power, window, hysteresis, min_scale
+        self.hysteresis_left, self.iteration, self.last_overflow, self.skipped = hysteresis, 0, -1, 0
+
+    def update(self, overflow):
+        if overflow:
+            self.skipped += 1
+            if self.hysteresis_left <= 1:
+                self.scale = max(self.scale / 2.0, self.min_scale)
+            else:
+                self.hysteresis_left -= 1
+            self.last_overflow = self.iteration
+        else:
+            stable = self.iteration - self.last_overflow - 1
+            if stable > 0 and stable % self.window == 0:
+                self.hysteresis_left = self.hysteresis
+                self.scale *= 2.0
+        self.iteration += 1
 
 
 def lr_at(step, args):
@@ -318,6 +359,11 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--master-addr", default=os.environ.get("MASTER_ADDR", "127.0.0.1"))
     ap.add_argument("--master-port", default=os.environ.get("MASTER_PORT", "29533"))
+    ap.add_argument("--precision", default="fp32", choices=["fp32", "bf16", "fp16", "autocast-bf16"])
+    ap.add_argument("--loss-scale-power", type=int, default=16, help="fp16: the first scale is 2^this")
+    ap.add_argument("--loss-scale-window", type=int, default=1000)
+    ap.add_argument("--hysteresis", type=int, default=2)
+    ap.add_argument("--min-loss-scale", type=float, default=1.0)
     ap.add_argument("--out", help="rank 0 writes per-step JSON lines here")
     args = ap.parse_args()
     if args.check_init:
@@ -351,24 +397,54 @@ def main():
     params = list(model.parameters())
     out = open(args.out, "w") if (args.out and rank == 0) else None
     loss_buf = torch.zeros(1)
+    half = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(args.precision)
+    if half is not None and args.mode != "ddp":
+        sys.exit("torch_gpt2_peer: --precision bf16/fp16 runs with --mode ddp")
+    scaler = LossScaler(args.loss_scale_power, args.loss_scale_window, args.hysteresis, args.min_loss_scale)
     for step in range(1, args.steps + 1):
         start = time.perf_counter()
         x, y = loader.next()
         lr = lr_at(step, args)
         for g in opt.param_groups:
             g["lr"] = lr
-        loss = ddp(x, y)
         opt.zero_grad(set_to_none=False)
-        loss.backward()
-        norm = torch.nn.utils.clip_grad_norm_(params, args.clip) if args.clip > 0 else torch.tensor(0.0)
-        opt.step()
-        loss_buf[0] = loss.detach()
+        skipped = False
+        if half is None:
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.precision == "autocast-bf16"):
+                loss = ddp(x, y)
+            loss.backward()
+        else:
+            copies = {n: model.P(n).detach().to(half).requires_grad_() for n in model.names}
+            loss = model(x, y, params=copies, dtype=half)
+            scale = scaler.scale if half == torch.float16 else 1.0
+            (loss * scale).backward()
+            flat = torch.cat([copies[n].grad.float().reshape(-1) for n in model.names])  # fp32 accumulator
+            dist.all_reduce(flat)  # fp32 sum over ranks: an overflow anywhere is seen everywhere
+            flat /= world * scale
+            if half == torch.float16:
+                skipped = not bool(torch.isfinite(flat).all())
+                scaler.update(skipped)
+            at = 0
+            for n in model.names:
+                g = model.P(n)
+                if g.grad is None:
+                    g.grad = torch.zeros_like(g)
+                g.grad.copy_(flat[at:at + g.numel()].view_as(g))
+                at += g.numel()
+        if skipped:
+            norm = torch.tensor(float("nan"))
+        else:
+            norm = torch.nn.utils.clip_grad_norm_(params, args.clip) if args.clip > 0 else torch.tensor(0.0)
+            opt.step()
+        loss_buf[0] = loss.detach().float()
         dist.all_reduce(loss_buf)  # the mean loss over ranks, as zerotrain reports it
         step_ms = (time.perf_counter() - start) * 1000.0
         if out:
-            out.write(json.dumps({"step": step, "loss": loss_buf.item() / world, "lr": lr,
-                                  "grad_norm": float(norm), "step_ms": step_ms,
-                                  "tokens_per_s": args.micro_batch * T * world / (step_ms / 1000.0)}) + "\n")
+            record = {"step": step, "loss": loss_buf.item() / world, "lr": lr, "grad_norm": float(norm),
+                      "step_ms": step_ms, "tokens_per_s": args.micro_batch * T * world / (step_ms / 1000.0)}
+            if half == torch.float16:
+                record.update(loss_scale=scaler.scale, skipped=skipped)
+            out.write(json.dumps(record) + "\n")
             out.flush()
     if out:
         out.close()
