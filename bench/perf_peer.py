@@ -8,7 +8,8 @@ Four trainers, run interleaved in every round (so they see the same machine load
   torch-zro DDP + torch.distributed.optim.ZeroRedundancyOptimizer(AdamW)      (peer of zt-s1)
   zt-s2     zerotrain ZeRO stage 2 (for reference; PyTorch has no stage 2 outside FSDP)
 Same GPT-2 (layers, width, sequence, micro batch, global batch), AdamW with the same
-hyperparameters, warmup-cosine schedule and clipping, fp32 on CPU, 1 compute thread per rank.
+hyperparameters, warmup-cosine schedule and clipping, fp32 on CPU (or bf16: --precision bf16, PyTorch
+under torch.autocast), 1 compute thread per rank.
 tools/torch_gpt2_peer.py builds the PyTorch side from zerotrain's exact initial weights and reads
 zerotrain's exact batches from the same token shards, so the losses must agree step by step: the
 table shows the largest loss difference over the first --check-steps steps and over all steps.
@@ -67,7 +68,8 @@ def run_torch(args, py, model, mode, out_path, netns):
     peer = [py, str(ROOT / "tools" / "torch_gpt2_peer.py"), "--mode", mode, "--n-layer", str(m["n_layer"]),
             "--n-head", str(m["n_head"]), "--n-embd", str(m["n_embd"]), "--block-size", str(m["block_size"]),
             "--micro-batch", str(m["micro_batch"]), "--steps", str(args.steps), "--bucket-cap-mb",
-            str(args.bucket_cap_mb), "--out", out_path, "--master-port", port]
+            str(args.bucket_cap_mb), "--out", out_path, "--master-port", port, "--precision",
+            TORCH_PRECISION[args.precision]]
     env_flags = ["-x", "OMP_NUM_THREADS=1", "-x", "MKL_NUM_THREADS=1", "-x", "OPENBLAS_NUM_THREADS=1"]
     if netns is None:
         cmd = ["mpirun", "--allow-run-as-root", "-np", str(args.ranks), "--bind-to", "none", *env_flags,
@@ -85,6 +87,9 @@ def run_torch(args, py, model, mode, out_path, netns):
     return records
 
 
+# PyTorch's own way to train each precision on the CPU: bf16 is torch.autocast over the fp32 model.
+TORCH_PRECISION = {"fp32": "fp32", "bf16": "autocast-bf16"}
+
 TRAINERS = [("zt-s0", "zt", 0), ("torch-ddp", "torch", "ddp"), ("zt-s1", "zt", 1), ("torch-zro", "torch", "zero"),
             ("zt-s2", "zt", 2)]
 
@@ -100,6 +105,8 @@ def main():
     parser.add_argument("--check-steps", type=int, default=5)
     parser.add_argument("--bucket-cap-mb", type=float, default=25.0,
                         help="DDP's bucket_cap_mb; zerotrain's reduce_bucket_size is the same bytes of fp32")
+    parser.add_argument("--precision", default="fp32", choices=sorted(TORCH_PRECISION),
+                        help="zerotrain's precision.dtype; PyTorch trains bf16 with torch.autocast('cpu', bfloat16)")
     parser.add_argument("--set", action="append", default=[], help="extra zerotrain KEY=VALUE")
     parser.add_argument("--trainers", default=",".join(name for name, _, _ in TRAINERS),
                         help="which of " + ", ".join(name for name, _, _ in TRAINERS) + " to run")
@@ -108,9 +115,10 @@ def main():
     parser.add_argument("--label")
     parser.add_argument("--output")
     args = parser.parse_args()
-    label = args.label or args.rate
+    label = args.label or (args.rate if args.precision == "fp32" else f"{args.rate}_{args.precision}")
     bucket_elements = int(args.bucket_cap_mb * 2**20 / 4)
-    args.set = [f"zero_optimization.reduce_bucket_size={bucket_elements}"] + args.set  # a later --set wins
+    args.set = [f"zero_optimization.reduce_bucket_size={bucket_elements}",
+                f"precision.dtype={args.precision}"] + args.set  # a later --set wins
     chosen = args.trainers.split(",")
     unknown = [t for t in chosen if t not in {name for name, _, _ in TRAINERS}]
     if unknown:
@@ -158,6 +166,9 @@ def main():
            "TCP for both (Open MPI btl tcp; gloo on eth0)")
     lines = pc.header(f"zerotrain vs PyTorch DDP / ZeroRedundancyOptimizer ({label})", [
         f"network: {net}; {args.ranks} ranks, 1 compute thread per rank; torch {torch_version}",
+        f"precision: zerotrain precision.dtype={args.precision}; PyTorch --precision {TORCH_PRECISION[args.precision]}"
+        + (" (torch.autocast on the CPU: bf16 products on an fp32 model, so its losses differ from zerotrain's bf16 "
+           "by about bf16's rounding, not by fp32's)" if args.precision == "bf16" else ""),
         f"runs: {args.steps} steps each, tokens/s = median over the steps after the first {args.warmup}, then the "
         f"median over {args.repeats} interleaved rounds; ratio = median of the per-round ratios",
         "models: " + "; ".join(f"{m} = {pc.MODELS[m]}" for m in args.models.split(",")),
