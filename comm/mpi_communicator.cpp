@@ -239,10 +239,8 @@ void MpiCommunicator::run_on_host_memory(CollectiveKind kind, ReduceOp op, const
       return;
     }
     case CollectiveKind::all_gather: {
-      int chunk = as_mpi_count(in.numel, desc);
-      const void* send = in_place ? MPI_IN_PLACE : in.data;
-      ZT_MPI_CHECK(MPI_Iallgather(send, chunk, type, out.data, chunk, type, comm, &request));
-      complete();
+      as_mpi_count(in.numel, desc);
+      ring_all_gather(comm, in, out, in_place, options().poll_interval);  // not MPI_Iallgather: see mpi_ring.h
       return;
     }
     case CollectiveKind::broadcast: {

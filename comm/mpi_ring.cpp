@@ -19,10 +19,10 @@ namespace {
 // time, so a single tag cannot meet another collective's messages.
 constexpr int kRingTag = 7;
 
-int chunk_count(std::size_t numel) {
+int chunk_count(std::size_t numel, const char* what) {
   if (numel > static_cast<std::size_t>(INT_MAX))
     throw std::invalid_argument(
-        fmt::format("reduce_scatter: a chunk of {} elements exceeds what one MPI call can take ({})", numel, INT_MAX));
+        fmt::format("{}: a chunk of {} elements exceeds what one MPI call can take ({})", what, numel, INT_MAX));
   return static_cast<int>(numel);
 }
 
@@ -35,7 +35,7 @@ void ring_reduce_scatter(MPI_Comm comm, MPI_Op sum, const BufferView& in, const 
   ZT_MPI_CHECK(MPI_Comm_size(comm, &p));
   ZT_MPI_CHECK(MPI_Comm_rank(comm, &r));
   const std::size_t n = out.numel;
-  const int count = chunk_count(n);
+  const int count = chunk_count(n, "reduce_scatter");
   const MPI_Datatype type = mpi_datatype(in.dtype);
   auto chunk = [&](int c) { return in.slice(static_cast<std::size_t>((c % p + p) % p) * n, n); };
   const bool in_place = out.data == chunk(r).data;
@@ -62,6 +62,27 @@ void ring_reduce_scatter(MPI_Comm comm, MPI_Op sum, const BufferView& in, const 
       ZT_MPI_CHECK(MPI_Reduce_local(recv.data, out.data, count, type, sum));  // out already holds this rank's chunk
     else
       ZT_MPI_CHECK(MPI_Reduce_local(chunk(r - s - 2).data, recv.data, count, type, sum));
+  }
+}
+
+void ring_all_gather(MPI_Comm comm, const BufferView& in, const BufferView& out, bool in_place,
+                     std::chrono::microseconds poll_interval) {
+  int p = 0;
+  int r = 0;
+  ZT_MPI_CHECK(MPI_Comm_size(comm, &p));
+  ZT_MPI_CHECK(MPI_Comm_rank(comm, &r));
+  const std::size_t n = out.numel / static_cast<std::size_t>(p);
+  const int count = chunk_count(n, "all_gather");
+  const MPI_Datatype type = mpi_datatype(out.dtype);
+  auto chunk = [&](int c) { return out.slice(static_cast<std::size_t>((c % p + p) % p) * n, n); };
+  if (!in_place && in.data != chunk(r).data)
+    std::copy_n(static_cast<const std::byte*>(in.data), chunk(r).bytes(), static_cast<std::byte*>(chunk(r).data));
+  // Step s passes chunk r-s on to the right and receives chunk r-s-1 from the left, into place.
+  for (int s = 0; s + 1 < p; ++s) {
+    std::array<MPI_Request, 2> requests{MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    ZT_MPI_CHECK(MPI_Irecv(chunk(r - s - 1).data, count, type, (r + p - 1) % p, kRingTag, comm, &requests[0]));
+    ZT_MPI_CHECK(MPI_Isend(chunk(r - s).data, count, type, (r + 1) % p, kRingTag, comm, &requests[1]));
+    complete_polling(requests, poll_interval);
   }
 }
 

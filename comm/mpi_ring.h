@@ -1,4 +1,5 @@
-// Reduce-scatter around a ring of point-to-point messages, for host buffers of the MPI backend.
+// Reduce-scatter and all-gather around a ring of point-to-point messages, for host buffers of the
+// MPI backend.
 //
 // Open MPI 4.1's non-blocking MPI_Ireduce_scatter_block (libnbc, which serves every MPI_I*
 // collective) reduces the whole buffer into rank 0 and scatters the chunks from there: rank 0
@@ -23,5 +24,13 @@ namespace zt {
 // thread; each exchange completes by complete_polling (mpi_progress.h).
 void ring_reduce_scatter(MPI_Comm comm, MPI_Op sum, const BufferView& in, const BufferView& out, HostWorkspace& scratch,
                          std::chrono::microseconds poll_interval);
+
+// out (p chunks of out.numel / p) <- every rank's chunk, chunk r from this rank's `in`; in place
+// (out's chunk r already holds it) when in_place, and `in` is then not read. Open MPI 4.1's
+// MPI_Iallgather sends each chunk from its owner to every other rank, so with several ranks per
+// host a host's link carries every local rank's chunk to every remote rank; the ring moves
+// (p-1)/p of the buffer over every link, as NCCL's does, and as plan --predict assumes.
+void ring_all_gather(MPI_Comm comm, const BufferView& in, const BufferView& out, bool in_place,
+                     std::chrono::microseconds poll_interval);
 
 }  // namespace zt

@@ -1,6 +1,6 @@
 #include "comm/reduction_ops.h"
 
-#include <bit>
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 
@@ -8,15 +8,21 @@ namespace zt {
 
 namespace {
 
-// The bf16 sum runs over whole gradient buckets, so its conversions are inlined here; they are the
-// same round-to-nearest-even (NaN kept quiet) as zt::float_to_bf16 in the core, and a test checks
-// them against it (ReductionOps.Bf16SumMatchesCoreConversions).
-inline float bf16_bits_to_float(std::uint16_t bits) { return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16); }
-
-inline std::uint16_t float_to_bf16_bits(float value) {
-  std::uint32_t bits = std::bit_cast<std::uint32_t>(value);
-  if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((bits >> 16) | 0x0040u);
-  return static_cast<std::uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+// b <- a + b for 16-bit values: both widened to fp32 a chunk at a time, added, rounded once, with
+// the core's bulk conversions (vectorized; the same rounding as float_to_bf16 / float_to_f16).
+// MPI calls this on whole gradient buckets.
+void sum_16bit(const void* in, void* inout, int length, DType dtype) {
+  constexpr int kChunk = 1024;
+  float a[kChunk], b[kChunk];
+  const auto* from = static_cast<const std::uint16_t*>(in);
+  auto* to = static_cast<std::uint16_t*>(inout);
+  for (int at = 0; at < length; at += kChunk) {
+    const int n = std::min(kChunk, length - at);
+    convert_host(from + at, dtype, a, DType::f32, static_cast<std::size_t>(n));
+    convert_host(to + at, dtype, b, DType::f32, static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) b[i] += a[i];
+    convert_host(b, DType::f32, to + at, dtype, static_cast<std::size_t>(n));
+  }
 }
 
 }  // namespace
@@ -31,17 +37,9 @@ MPI_Datatype mpi_datatype(DType dtype) {
   throw std::logic_error("mpi_datatype: unknown dtype");
 }
 
-void bf16_sum_function(void* in, void* inout, int* length, MPI_Datatype*) {
-  const auto* a = static_cast<const std::uint16_t*>(in);
-  auto* b = static_cast<std::uint16_t*>(inout);
-  for (int i = 0; i < *length; ++i) b[i] = float_to_bf16_bits(bf16_bits_to_float(a[i]) + bf16_bits_to_float(b[i]));
-}
+void bf16_sum_function(void* in, void* inout, int* length, MPI_Datatype*) { sum_16bit(in, inout, *length, DType::bf16); }
 
-void f16_sum_function(void* in, void* inout, int* length, MPI_Datatype*) {
-  const auto* a = static_cast<const f16*>(in);
-  auto* b = static_cast<f16*>(inout);
-  for (int i = 0; i < *length; ++i) b[i] = float_to_f16(f16_to_float(a[i]) + f16_to_float(b[i]));
-}
+void f16_sum_function(void* in, void* inout, int* length, MPI_Datatype*) { sum_16bit(in, inout, *length, DType::f16); }
 
 // Rounded addition is commutative, so MPI may combine in any order of operands.
 MpiSumOps::MpiSumOps() : bf16_sum_(bf16_sum_function, true), f16_sum_(f16_sum_function, true) {}
@@ -65,14 +63,17 @@ void divide_host(BufferView data, int divisor) {
       for (std::size_t i = 0; i < data.numel; ++i) x[i] /= d;
       break;
     }
-    case DType::bf16: {
+    case DType::bf16:
+    case DType::f16: {  // widened a chunk at a time, divided, rounded once
+      constexpr std::size_t kChunk = 1024;
+      float values[kChunk];
       auto* x = static_cast<std::uint16_t*>(data.data);
-      for (std::size_t i = 0; i < data.numel; ++i) x[i] = float_to_bf16_bits(bf16_bits_to_float(x[i]) / d);
-      break;
-    }
-    case DType::f16: {
-      f16* x = data.as<f16>();
-      for (std::size_t i = 0; i < data.numel; ++i) x[i] = float_to_f16(f16_to_float(x[i]) / d);
+      for (std::size_t at = 0; at < data.numel; at += kChunk) {
+        const std::size_t n = std::min(kChunk, data.numel - at);
+        convert_host(x + at, data.dtype, values, DType::f32, n);
+        for (std::size_t i = 0; i < n; ++i) values[i] /= d;
+        convert_host(values, DType::f32, x + at, data.dtype, n);
+      }
       break;
     }
     case DType::i32: throw std::invalid_argument("an average of integers (i32) is not an integer");
