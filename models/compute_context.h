@@ -10,6 +10,7 @@
 #include "core/device.h"
 #include "core/dtype.h"
 #include "core/stream.h"
+#include "models/device_rates.h"
 
 namespace zt::models {
 
@@ -26,12 +27,22 @@ class ComputeContext {
   // build or when the device is not visible.
   static std::unique_ptr<ComputeContext> cuda(int index, DType dtype, bool allow_tf32 = true);
 
+  // An emulated accelerator, for measuring the engine and the network at an accelerator's ratio of
+  // compute to communication on machines without one: buffers, streams, memory accounting and
+  // every collective are the CPU device's, real and of real sizes, but a block's forward and
+  // backward do no arithmetic. Each waits on the clock for the time models/device_time.h gives at `rates`,
+  // using no CPU core. The work outside the blocks (loss mean, gradient statistics, AdamW) runs on
+  // the CPU as usual. A measuring instrument: the parameters never change meaningfully.
+  static std::unique_ptr<ComputeContext> emulated(const DeviceRates& rates, DType dtype);
+
   virtual ~ComputeContext() = default;
   virtual Device device() const = 0;
   virtual DType dtype() const = 0;
   // The compute stream: all of this context's work is ordered on it.
   virtual Stream& stream() = 0;
   void synchronize() { stream().synchronize(); }
+  // The emulated device's rates; null for a real device.
+  virtual const DeviceRates* emulation() const { return nullptr; }
 };
 
 }  // namespace zt::models

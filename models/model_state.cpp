@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "core/device_ops.h"
+#include "models/device_time.h"
 #include "models/init.h"
 
 namespace zt::models {
@@ -72,12 +73,23 @@ void ModelState::zero_grad(ComputeContext& ctx) {
   for (Buffer& g : grads_) ops::fill_zero(ctx, g.view());
 }
 
+namespace {
+// The emulated device's block: the compute stream is the caller (inline), so waiting here is the
+// stream being busy.
+void occupy(const DeviceRates& rates, const Block& block, const Activations& acts, DType dtype, bool backward) {
+  const BlockTime time = block_time(block, acts.B(), acts.T(), dtype, rates);
+  occupy_device(backward ? time.backward_s : time.forward_s);
+}
+}  // namespace
+
 void forward_block(ComputeContext& ctx, const Model& model, std::size_t i, const BlockParams& p, Activations& acts) {
+  if (const DeviceRates* rates = ctx.emulation()) return occupy(*rates, model.block(i), acts, ctx.dtype(), false);
   model.block(i).forward(ctx, p, acts.io(i));
 }
 
 void backward_block(ComputeContext& ctx, const Model& model, std::size_t i, const BlockParams& p, BufferView grads,
                     BufferView tied_grads, Activations& acts, float loss_scale) {
+  if (const DeviceRates* rates = ctx.emulation()) return occupy(*rates, model.block(i), acts, ctx.dtype(), true);
   BlockGrads g;
   g.grads = grads;
   g.tied_grads = tied_grads;

@@ -10,6 +10,7 @@
 #include "core/device_ops.h"
 #include "core/log.h"
 #include "core/memory_pool.h"
+#include "models/device_time.h"
 #include "models/init.h"
 #include "models/model_state.h"
 #include "models/ops/softmax_xent.h"
@@ -286,12 +287,16 @@ void ZeroEngine::optimizer_step(double lr, int local_stop_signal, StepStats& sta
     ++optimizer_steps_;
     const float multiplier = clip_coefficient(stats.grad_norm, options_.gradient_clipping) / static_cast<float>(scale) /
                              static_cast<float>(divisor);
-    optimizer_.update(grad_shard_.view(), lr, multiplier, optimizer_steps_,
-                      [&](std::size_t block, std::size_t block_offset, std::size_t shard_offset, std::size_t count) {
-                        return options_.stage < 3 ? params_[block].slice(block_offset, count).data
-                                                  : param_shard_.slice(shard_offset, count).data;
-                      },
-                      stream);
+    if (const models::DeviceRates* rates = ctx_.emulation()) {  // the emulated device: its time, no arithmetic
+      models::occupy_device(models::optimizer_step_seconds(grad_shard_.numel(), options_.compute_dtype, *rates));
+    } else {
+      optimizer_.update(grad_shard_.view(), lr, multiplier, optimizer_steps_,
+                        [&](std::size_t block, std::size_t block_offset, std::size_t shard_offset, std::size_t count) {
+                          return options_.stage < 3 ? params_[block].slice(block_offset, count).data
+                                                    : param_shard_.slice(shard_offset, count).data;
+                        },
+                        stream);
+    }
   }
   fill_zero(grad_shard_.view(), stream);
   if (options_.stage < 2)

@@ -58,7 +58,7 @@ void check(const StepTimeInputs& in) {
   if (in.stage < 0 || in.stage > 3) throw std::invalid_argument("predict_step_time: stage must be 0-3");
   if (in.world_size < 1 || in.micro_batches < 1)
     throw std::invalid_argument("predict_step_time: world_size and micro_batches must be at least 1");
-  if (!(in.micro_batch_compute_s >= 0.0) || !(in.link.latency_s >= 0.0))
+  if (!(in.micro_batch_compute_s >= 0.0) || !(in.optimizer_s >= 0.0) || !(in.link.latency_s >= 0.0))
     throw std::invalid_argument("predict_step_time: compute time and latency must not be negative");
   if (in.world_size > 1 && !(in.link.bytes_per_s > 0.0))
     throw std::invalid_argument("predict_step_time: the link bandwidth must be positive");
@@ -110,7 +110,7 @@ StepTimePrediction predict_step_time(const StepTimeInputs& in) {
   const std::vector<double>& w = in.block_compute_share;
 
   StepTimePrediction p;
-  p.compute_s = g * in.micro_batch_compute_s;
+  p.compute_s = g * in.micro_batch_compute_s + in.optimizer_s;
   if (in.stage < 3) {
     const double e_fwd = forward_exposed(w, t_fwd, gather);
     const double e_bwd = backward_exposed(w, t_bwd, {}, reduce, in.bucket_ready_block);
@@ -139,18 +139,20 @@ StepTimePrediction predict_step_time(const StepTimeInputs& in) {
 }
 
 StepTimeInputs step_time_inputs(const models::Model& model, const ZeroOptions& options, int world_size, int B, int T,
-                                double micro_batch_compute_s, const LinkModel& link) {
+                                const models::DeviceRates& rates, const LinkModel& link) {
   const PartitionPlan plan = make_partition_plan(model, options, world_size);
   StepTimeInputs in;
   in.stage = options.stage;
   in.world_size = world_size;
   in.micro_batches = options.gradient_accumulation_steps;
-  in.micro_batch_compute_s = micro_batch_compute_s;
   in.link = link;
   const std::size_t blocks = model.num_blocks();
-  for (std::size_t b = 0; b < blocks; ++b) in.block_compute_share.push_back(model.block(b).flops(B, T));
-  const double flops = sum(in.block_compute_share);
-  for (double& w : in.block_compute_share) w = flops > 0.0 ? w / flops : 1.0 / static_cast<double>(blocks);
+  for (std::size_t b = 0; b < blocks; ++b)
+    in.block_compute_share.push_back(models::block_time(model.block(b), B, T, options.compute_dtype, rates).total());
+  in.micro_batch_compute_s = sum(in.block_compute_share);
+  in.optimizer_s = models::optimizer_step_seconds(plan.shard_numel(), options.compute_dtype, rates);
+  for (double& w : in.block_compute_share)
+    w = in.micro_batch_compute_s > 0.0 ? w / in.micro_batch_compute_s : 1.0 / static_cast<double>(blocks);
 
   // A block's gradient is complete when the last of its users' backward ends: its own, or that of
   // a block tied to it (GPT-2's LM head adds to the embedding's gradient first).

@@ -4,9 +4,10 @@
 // arithmetic, no devices, no MPI.
 //
 // Inputs. N ranks; a link with latency α (s) and bandwidth β (bytes/s per rank); T_micro = the
-// forward + backward time of one micro batch (FLOPs / rate), forward T_f = T_micro/3 and backward
+// forward + backward time of one micro batch (models/device_time.h: each block's FLOPs over the rate,
+// or its bytes over the bandwidth where that is longer), forward T_f = T_micro/3 and backward
 // T_b = 2·T_micro/3 (a Linear layer's backward is two products, its forward one), shared among the
-// blocks in proportion to their FLOPs (w_b); G micro batches per step (gradient accumulation). The
+// blocks in proportion to their times (w_b); G micro batches per step (gradient accumulation). The
 // gradient buckets k = 0..K-1 in launch (backward) order, of s_k bytes in the communication dtype,
 // bucket k complete when the backward of block b_k ends (the earliest block with a piece in it,
 // or a block tied to it that runs backward later). p_b: block b's gathered parameter, bytes of the
@@ -21,7 +22,8 @@
 // optimizer step waits for. Reductions run once per step at stages 0/1 and after every micro
 // batch at stages 2/3 (M = 1 or G of them):
 //
-//   T_compute = G · T_micro
+//   T_compute = G · T_micro + T_opt      (T_opt: AdamW's memory traffic, models/device_time.h; 0
+//                                        where the rate leaves memory out)
 //   T_comm    = M·R + σ                stage 0
 //             = M·R + A + σ            stages 1, 2 (parameters all-gathered after the update)
 //             = M·R + G·(2A − a_L) + σ stage 3 (all-gathered in every forward and backward, but
@@ -44,9 +46,9 @@
 // So what no schedule can hide shows: the buckets of the first blocks (ready only when backward
 // ends) and the first block's gather (needed before forward can begin).
 //
-// What it ignores, on purpose: the optimizer step and other memory-bound work (not in the
-// FLOPs), the CPU that communication takes from compute on the same cores, a block's gradient
-// being ready before its whole backward ends, ZeRO-3's persistent small blocks and prefetch
+// What it ignores, on purpose: memory-bound work other than AdamW (not in the FLOPs), the CPU
+// that communication takes from compute on the same cores, a block's gradient being ready before
+// its whole backward ends, ZeRO-3's persistent small blocks and prefetch
 // budget, padding beyond what the partition plan holds, and contention between the links of more
 // than one rank per host. A prediction is a floor to hold a measurement against, not a promise.
 #pragma once
@@ -54,6 +56,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "models/device_time.h"
 #include "models/model.h"
 #include "zero/engine_options.h"
 
@@ -73,6 +76,7 @@ struct StepTimeInputs {
   int world_size = 1;
   int micro_batches = 1;                 // gradient accumulation steps G
   double micro_batch_compute_s = 0.0;    // T_micro: forward + backward of one micro batch
+  double optimizer_s = 0.0;              // T_opt: the AdamW step over this rank's shard, once per step
   std::vector<double> block_compute_share;     // w_b, blocks in forward order; they sum to 1
   std::vector<double> bucket_comm_bytes;       // s_k, launch order
   std::vector<std::size_t> bucket_ready_block;  // b_k
@@ -99,11 +103,12 @@ struct StepTimePrediction {
 // gather size per block.
 StepTimePrediction predict_step_time(const StepTimeInputs& inputs);
 
-// The inputs for options.stage and a micro batch of B sequences of T tokens: block shares from the
-// blocks' FLOPs (equal shares when none has any), buckets from the partition plan the engine uses
-// (stage 0: one rank's plan, all-reduced whole) in options.comm_dtype, gathers of the blocks'
-// padded parameters in options.compute_dtype.
+// The inputs for options.stage and a micro batch of B sequences of T tokens on a device of `rates`:
+// each block's time from models::block_time (the model the emulated device waits out), T_micro
+// their sum and the shares theirs (equal shares when no block takes any time); buckets from the
+// partition plan the engine uses (stage 0: one rank's plan, all-reduced whole) in
+// options.comm_dtype, gathers of the blocks' padded parameters in options.compute_dtype.
 StepTimeInputs step_time_inputs(const models::Model& model, const ZeroOptions& options, int world_size, int B, int T,
-                                double micro_batch_compute_s, const LinkModel& link);
+                                const models::DeviceRates& rates, const LinkModel& link);
 
 }  // namespace zt

@@ -76,10 +76,16 @@ PredictOptions read_predict_options(const po::variables_map& options, int world,
 
 std::string format_predictions(const PredictOptions& given, const Config& config, const models::Model& model, int world,
                                int micro_batch, int seq_len) {
-  double flops_per_s = 0.0;
+  double flops_per_s = 0.0, bytes_per_s = 0.0;
   std::string rate_source = "given: --flops-per-s";
   if (given.flops_per_s) {
     flops_per_s = *given.flops_per_s;
+  } else if (config.emulation.enabled()) {
+    const models::DeviceRates rates = emulated_rates(config.emulation);
+    flops_per_s = rates.flops_per_s;
+    bytes_per_s = rates.bytes_per_s;
+    rate_source = fmt::format("the emulated device: emulation.tflops {} x emulation.mfu {}, memory {} GB/s",
+                              config.emulation.tflops, config.emulation.mfu, config.emulation.memory_gbps);
   } else {
     const int threads = cpu_threads_for_this_rank(config.train.cpu_threads, 1, 1);
     const MeasuredComputeRate measured = measure_cpu_compute_rate(config.model, micro_batch, seq_len, threads, 0.3);
@@ -88,7 +94,7 @@ std::string format_predictions(const PredictOptions& given, const Config& config
   }
   const ZeroOptions zero = zero_options(config);
   const double micro_flops = model.flops_per_step(micro_batch, seq_len);
-  const double micro_s = micro_flops / flops_per_s;
+  const models::DeviceRates rates{.flops_per_s = flops_per_s, .bytes_per_s = bytes_per_s};
   const double latency_us = given.latency_us.value_or(0.0);
   const LinkModel link{.latency_s = latency_us * 1e-6,
                        .bytes_per_s = given.link_gbps ? *given.link_gbps * 1e9 / 8.0 : 0.0};
@@ -113,7 +119,7 @@ std::string format_predictions(const PredictOptions& given, const Config& config
   for (int stage = 0; stage <= 3; ++stage) {
     ZeroOptions o = zero;
     o.stage = stage;
-    const StepTimeInputs in = step_time_inputs(model, o, world, micro_batch, seq_len, micro_s, link);
+    const StepTimeInputs in = step_time_inputs(model, o, world, micro_batch, seq_len, rates, link);
     const StepTimePrediction p = predict_step_time(in);
     out += fmt::format("{:>5}  {:>7}  {:>12.1f}  {:>10.1f}  {:>11.1f}  {:>9.1f}  {:>18.1f}\n", stage,
                        in.bucket_comm_bytes.size(), 1e3 * p.compute_s, 1e3 * p.comm_s, 1e3 * p.exposed_s,

@@ -114,6 +114,15 @@ struct CommConfig {
   bool operator==(const CommConfig&) const = default;
 };
 
+// An emulated accelerator for benchmarks (models::ComputeContext::emulated): off while tflops is 0.
+struct EmulationConfig {
+  double tflops = 0;          // dense peak of the emulated device, TFLOP/s
+  double mfu = 0.4;           // the share of the peak its blocks sustain
+  double memory_gbps = 3350;  // its memory bandwidth, GB/s (0: not modelled)
+  bool enabled() const { return tflops > 0; }
+  bool operator==(const EmulationConfig&) const = default;
+};
+
 struct Config {
   ModelConfig model;
   DataConfig data;
@@ -125,6 +134,7 @@ struct Config {
   CheckpointConfig checkpoint;
   LoggingConfig logging;
   CommConfig comm;
+  EmulationConfig emulation;
   bool operator==(const Config&) const = default;
 };
 

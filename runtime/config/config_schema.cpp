@@ -168,6 +168,11 @@ std::vector<ConfigSection> make_sections() {
       {"checkpoint", "Saving and resuming the training state."},
       {"logging", "Log verbosity, progress lines and the directory of the run's outputs."},
       {"comm", "The collective-communication backend and its safety nets."},
+      {"emulation",
+       "An emulated accelerator, a measuring instrument for benchmarks and not a way to train: the engine, its "
+       "buffers and every collective are real, but a block's forward and backward do no arithmetic and wait "
+       "the time the device would take (FLOPs at `tflops` x `mfu`, bytes at `memory_gbps`), so overlap and "
+       "scaling can be measured at an accelerator's ratio of compute to communication on CPUs."},
   };
 }
 
@@ -440,6 +445,17 @@ std::vector<ConfigKey> make_keys() {
               "between tests). Longer sleeps slow transfers, which MPI progresses only while it is called. The comm "
               "thread's CPU "
               "time per step is `comm_cpu_ms` in `metrics.jsonl`."));
+
+  // emulation
+  add(number("emulation.tflops", field(&Config::emulation, &EmulationConfig::tflops), 0.0, between(0, 1e6),
+             "The emulated device's dense peak in TFLOP/s (989 is an H100 SXM's bf16); 0 = no emulation, the "
+             "device computes. Needs `train.device: cpu`."));
+  add(number("emulation.mfu", field(&Config::emulation, &EmulationConfig::mfu), 0.4, greater_than(0),
+             "The share of `emulation.tflops` the emulated blocks sustain (at most 1)."));
+  add(number("emulation.memory_gbps", field(&Config::emulation, &EmulationConfig::memory_gbps), 3350.0,
+             between(0, 1e9),
+             "The emulated device's memory bandwidth in GB/s (a block takes at least its bytes over this); 0 leaves "
+             "memory out."));
   return keys;
 }
 
@@ -563,6 +579,16 @@ std::vector<ConsistencyRule> make_rules() {
          if (c.train.eval_interval == 0 || !c.data.val_files.empty()) return std::nullopt;
          return fmt::format("train.eval_interval = {} asks for evaluation but data.val_files is empty",
                             c.train.eval_interval);
+       }},
+      {"The emulated device (`emulation.tflops` > 0) runs on `train.device: cpu`, with `emulation.mfu` at most 1.",
+       {"emulation.tflops", "emulation.mfu", "train.device"},
+       [](const Config& c) -> std::optional<std::string> {
+         if (!c.emulation.enabled()) return std::nullopt;
+         if (c.train.device != "cpu")
+           return fmt::format("emulation.tflops = {} emulates a device on the CPU, but train.device = {} (use cpu)",
+                              c.emulation.tflops, c.train.device);
+         if (c.emulation.mfu > 1.0) return fmt::format("emulation.mfu = {} is above 1", c.emulation.mfu);
+         return std::nullopt;
        }},
       {"`comm.backend: nccl` needs a GPU device (`train.device` is not `cpu`).",
        {"comm.backend", "train.device"},

@@ -24,6 +24,10 @@ DType comm_dtype(const Config& config) {
 }
 }  // namespace
 
+models::DeviceRates emulated_rates(const EmulationConfig& emulation) {
+  return {.flops_per_s = emulation.tflops * 1e12 * emulation.mfu, .bytes_per_s = emulation.memory_gbps * 1e9};
+}
+
 ZeroOptions zero_options(const Config& config) {
   ZeroOptions o;
   static_cast<ZeroConfig&>(o) = config.zero_optimization;  // the section is the engine's own options

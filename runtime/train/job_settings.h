@@ -7,6 +7,7 @@
 #include <string>
 
 #include "comm/comm_options.h"
+#include "models/device_time.h"
 #include "models/model.h"
 #include "optim/lr_schedule.h"
 #include "runtime/config/config.h"
@@ -17,6 +18,8 @@ namespace zt {
 
 std::unique_ptr<models::Model> build_model(const ModelConfig& config);
 ZeroOptions zero_options(const Config& config);
+// The emulated device's rates (config.emulation; meaningful when it is enabled).
+models::DeviceRates emulated_rates(const EmulationConfig& emulation);
 LrSchedule lr_schedule(const Config& config);
 CommBackend comm_backend(const Config& config);
 // train.device resolved for this rank: cuda is cuda:local_rank (one GPU per rank of a node; more

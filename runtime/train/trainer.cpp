@@ -112,7 +112,13 @@ Trainer::Trainer(const Config& config, MPI_Comm job) : config_(config), schedule
   comm_ = make_communicator(comm_options, device, job);
 
   model_ = build_model(config.model);
-  if (device.is_cpu()) {
+  if (config.emulation.enabled()) {
+    ctx_ = models::ComputeContext::emulated(emulated_rates(config.emulation), config.precision.dtype);
+    log::info("emulated device: {} TFLOP/s x MFU {} = {:.1f} TFLOP/s, {} GB/s; blocks wait instead of computing (a "
+              "measuring instrument: the loss does not train)",
+              config.emulation.tflops, config.emulation.mfu, config.emulation.tflops * config.emulation.mfu,
+              config.emulation.memory_gbps);
+  } else if (device.is_cpu()) {
     const int threads = cpu_threads_for_this_rank(config.train.cpu_threads, launch.local_size, launch.world_size);
     ctx_ = models::ComputeContext::cpu(threads, config.precision.dtype);
     set_reference_cpu_kernels(config.train.cpu_reference_kernels);

@@ -213,7 +213,10 @@ TEST(StepTimeInputs, BucketsComeFromTheEnginesPartitionPlan) {
   const LinkModel link{.latency_s = 0.0, .bytes_per_s = 1e6};
   for (int stage = 0; stage <= 3; ++stage) {
     options.stage = stage;
-    const StepTimeInputs in = step_time_inputs(model, options, 3, 2, 16, 0.5, link);
+    // A rate that makes one micro batch take 0.5 s, memory left out: the times are the FLOPs'.
+    const models::DeviceRates rates{.flops_per_s = model.flops_per_step(2, 16) / 0.5, .bytes_per_s = 0.0};
+    const StepTimeInputs in = step_time_inputs(model, options, 3, 2, 16, rates, link);
+    EXPECT_NEAR(in.micro_batch_compute_s, 0.5, 1e-12);
     const PartitionPlan plan = make_partition_plan(model, options, 3);
     SCOPED_TRACE(stage);
     ASSERT_GT(plan.buckets().size(), 1u);

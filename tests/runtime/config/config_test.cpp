@@ -602,6 +602,14 @@ TEST(ConfigConsistency, OtherRules) {
                   {"test.yaml:2:3:", "train.eval_interval = 10 asks for evaluation but data.val_files is empty"});
   expect_contains(parse_error("comm:\n  backend: nccl\ntrain:\n  device: cpu\n"),
                   {"test.yaml:2:3:", "comm.backend = nccl needs GPU buffers but train.device = cpu"});
+  expect_contains(parse_error("emulation:\n  tflops: 989\ntrain:\n  device: cuda\n"),
+                  {"test.yaml:2:3:", "emulation.tflops = 989 emulates a device on the CPU, but train.device = cuda"});
+  expect_contains(parse_error("emulation:\n  tflops: 989\n  mfu: 1.5\ntrain:\n  device: cpu\n"),
+                  {"emulation.mfu = 1.5 is above 1"});
+  const Config emulated = parse("emulation:\n  tflops: 9.89\n  mfu: 0.5\ntrain:\n  device: cpu\n");
+  EXPECT_TRUE(emulated.emulation.enabled());
+  EXPECT_EQ(emulated.emulation.memory_gbps, 3350.0);
+  EXPECT_FALSE(parse("").emulation.enabled());
 }
 
 // ---- --set overrides ----
