@@ -143,7 +143,8 @@ def main():
         f"load averages (1 min) before each round: {', '.join(loads)}",
         "what the emulation leaves out: on a GPU, collectives also take SMs and memory bandwidth from compute "
         "(NCCL's reduction kernels); see bench/README.md for the bound"])
-    lines += ["", "| world (ranks x hosts) | rate | stage | T_compute ms | T_comm ms (/ T_compute) | T_off ms | T_on ms | "
+    lines += ["", "| world (ranks x hosts) | rate | stage | T_compute ms | T_comm ms (/ T_compute) | T_off ms | "
+              "T_on ms | "
               "hidden | not waited | T_on / max | measured link Gbit/s | predicted T_compute / T_comm ms | "
               "predicted on / off ms | prediction error on / off | predicted on at the nominal rate (error) |",
               "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"] + rows

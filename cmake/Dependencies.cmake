@@ -5,7 +5,9 @@ find_package(MPI REQUIRED COMPONENTS CXX)
 set(BLA_VENDOR OpenBLAS)
 find_package(BLAS REQUIRED)
 find_path(OPENBLAS_CBLAS_INCLUDE_DIR cblas.h PATH_SUFFIXES openblas openblas-pthread REQUIRED)
-find_package(dnnl REQUIRED)  # oneDNN: bf16 matrix products on CPUs with AVX512-BF16 or AMX
+# oneDNN 2.x (Debian's 2.6; models/cpu/bf16_gemm.cpp uses its matmul::desc, gone in 3.x): bf16
+# matrix products on CPUs with AVX512-BF16 or AMX. It runs on libgomp's threads (Debian's build).
+find_package(dnnl 2 REQUIRED)
 find_package(OpenMP REQUIRED COMPONENTS CXX)  # oneDNN's threads; zerotrain sets their number
 find_package(yaml-cpp REQUIRED)
 find_package(fmt REQUIRED)

@@ -12,16 +12,17 @@ namespace {
 // the core's bulk conversions (vectorized; the same rounding as float_to_bf16 / float_to_f16).
 // MPI calls this on whole gradient buckets.
 void sum_16bit(const void* in, void* inout, int length, DType dtype) {
-  constexpr int kChunk = 1024;
+  constexpr std::size_t kChunk = 1024;
   float a[kChunk], b[kChunk];
   const auto* from = static_cast<const std::uint16_t*>(in);
   auto* to = static_cast<std::uint16_t*>(inout);
-  for (int at = 0; at < length; at += kChunk) {
-    const int n = std::min(kChunk, length - at);
-    convert_host(from + at, dtype, a, DType::f32, static_cast<std::size_t>(n));
-    convert_host(to + at, dtype, b, DType::f32, static_cast<std::size_t>(n));
-    for (int i = 0; i < n; ++i) b[i] += a[i];
-    convert_host(b, DType::f32, to + at, dtype, static_cast<std::size_t>(n));
+  const auto total = static_cast<std::size_t>(length);
+  for (std::size_t at = 0; at < total; at += kChunk) {
+    const std::size_t n = std::min(kChunk, total - at);
+    convert_host(from + at, dtype, a, DType::f32, n);
+    convert_host(to + at, dtype, b, DType::f32, n);
+    for (std::size_t i = 0; i < n; ++i) b[i] += a[i];
+    convert_host(b, DType::f32, to + at, dtype, n);
   }
 }
 
@@ -37,9 +38,13 @@ MPI_Datatype mpi_datatype(DType dtype) {
   throw std::logic_error("mpi_datatype: unknown dtype");
 }
 
-void bf16_sum_function(void* in, void* inout, int* length, MPI_Datatype*) { sum_16bit(in, inout, *length, DType::bf16); }
+void bf16_sum_function(void* in, void* inout, int* length, MPI_Datatype*) {
+  sum_16bit(in, inout, *length, DType::bf16);
+}
 
-void f16_sum_function(void* in, void* inout, int* length, MPI_Datatype*) { sum_16bit(in, inout, *length, DType::f16); }
+void f16_sum_function(void* in, void* inout, int* length, MPI_Datatype*) {
+  sum_16bit(in, inout, *length, DType::f16);
+}
 
 // Rounded addition is commutative, so MPI may combine in any order of operands.
 MpiSumOps::MpiSumOps() : bf16_sum_(bf16_sum_function, true), f16_sum_(f16_sum_function, true) {}

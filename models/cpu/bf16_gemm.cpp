@@ -29,8 +29,9 @@ memory::desc matrix(int rows, int cols, int ld, bool transposed, memory::data_ty
 }
 
 // Creating a matmul primitive costs far more than running a small one, and a model runs the
-// same few shapes every step: one per shape, made once.
-using Shape = std::tuple<bool, bool, int, int, int, int, int, int, bool>;
+// same few shapes every step: one per shape (and thread count: oneDNN fixes a primitive's threads
+// when it creates it), made once.
+using Shape = std::tuple<bool, bool, int, int, int, int, int, int, bool, int>;
 
 dnnl::matmul& primitive_for(const Shape& shape) {
   static std::mutex mutex;
@@ -38,7 +39,7 @@ dnnl::matmul& primitive_for(const Shape& shape) {
   std::lock_guard lock(mutex);
   auto found = made.find(shape);
   if (found != made.end()) return found->second;
-  auto [trans_a, trans_b, M, N, K, lda, ldb, ldc, accumulate] = shape;
+  auto [trans_a, trans_b, M, N, K, lda, ldb, ldc, accumulate, threads] = shape;
   const auto bf16_type = memory::data_type::bf16;
   dnnl::primitive_attr attr;
   if (accumulate) {
@@ -50,6 +51,8 @@ dnnl::matmul& primitive_for(const Shape& shape) {
       dnnl::matmul::desc(matrix(M, K, lda, trans_a, bf16_type), matrix(K, N, ldb, trans_b, bf16_type),
                          matrix(M, N, ldc, false, memory::data_type::f32)),
       attr, cpu_engine());
+  log::debug("bf16 product {}x{}x{}{}{}{} on {} thread(s): oneDNN '{}'", M, N, K, trans_a ? " A^T" : "",
+             trans_b ? " B^T" : "", accumulate ? " +=" : "", threads, desc.impl_info_str());
   return made.emplace(shape, dnnl::matmul(desc)).first->second;
 }
 
@@ -64,7 +67,8 @@ bool probe_native() {
         cpu_engine());
     std::string impl = desc.impl_info_str();
     bool native = impl.find("bf16") != std::string::npos || impl.find("amx") != std::string::npos;
-    log::debug("bf16 products: {} (oneDNN matmul '{}')", native ? "oneDNN on bf16 operands" : "widened to fp32, OpenBLAS sgemm", impl);
+    log::debug("bf16 products: {} (oneDNN matmul '{}')",
+               native ? "oneDNN on bf16 operands" : "widened to fp32, OpenBLAS sgemm", impl);
     return native;
   } catch (const dnnl::error& e) {
     log::debug("bf16 products: widened to fp32, OpenBLAS sgemm (oneDNN: {})", e.what());
@@ -81,11 +85,11 @@ bool bf16_gemm_native() {
 
 void bf16_gemm(bool trans_a, bool trans_b, int M, int N, int K, const bf16* A, int lda, const bf16* B, int ldb,
                float* C, int ldc, bool accumulate, int threads) {
-  dnnl::matmul& matmul = primitive_for({trans_a, trans_b, M, N, K, lda, ldb, ldc, accumulate});
-  const auto bf16_type = memory::data_type::bf16;
-  // oneDNN runs on OpenMP threads; their number is a per-thread setting, and ops run on whichever
-  // thread the compute stream has.
+  // oneDNN runs on OpenMP threads; their number is a per-thread setting (ops run on whichever
+  // thread the compute stream has), read when a primitive is made and when it runs.
   omp_set_num_threads(threads);
+  dnnl::matmul& matmul = primitive_for({trans_a, trans_b, M, N, K, lda, ldb, ldc, accumulate, threads});
+  const auto bf16_type = memory::data_type::bf16;
   thread_local dnnl::stream stream(cpu_engine());
   memory a(matrix(M, K, lda, trans_a, bf16_type), cpu_engine(), const_cast<bf16*>(A));
   memory b(matrix(K, N, ldb, trans_b, bf16_type), cpu_engine(), const_cast<bf16*>(B));

@@ -7,10 +7,25 @@ namespace {
 
 // Widened copies live in blocks kept per thread and reused op after op: a fresh vector per view
 // per op spent more time zero-filling new pages than converting (perf, bf16 GPT-2 on the CPU).
-// A block only grows, to the largest view its thread has widened.
+// A view takes the smallest spare block that holds it (else the largest, grown), so the blocks
+// settle at the sizes of the views an op widens together rather than all growing to the largest.
 std::vector<std::vector<float>>& spare_blocks() {
   thread_local std::vector<std::vector<float>> blocks;
   return blocks;
+}
+
+std::vector<float> take_spare_block(std::size_t numel) {
+  std::vector<std::vector<float>>& spare = spare_blocks();
+  if (spare.empty()) return {};
+  auto best = spare.end(), largest = spare.begin();
+  for (auto it = spare.begin(); it != spare.end(); ++it) {
+    if (it->size() >= numel && (best == spare.end() || it->size() < best->size())) best = it;
+    if (it->size() > largest->size()) largest = it;
+  }
+  auto chosen = best != spare.end() ? best : largest;
+  std::vector<float> block = std::move(*chosen);
+  spare.erase(chosen);
+  return block;
 }
 
 }  // namespace
@@ -29,11 +44,7 @@ float* Fp32Views::values(const BufferView& view, bool written) {
       copy.written = copy.written || written;
       return copy.values.data();
     }
-  std::vector<float> block;
-  if (!spare_blocks().empty()) {
-    block = std::move(spare_blocks().back());
-    spare_blocks().pop_back();
-  }
+  std::vector<float> block = take_spare_block(view.numel);
   if (block.size() < view.numel) block.resize(view.numel);
   Copy& copy = copies_.emplace_back(Copy{view, std::move(block), written});
   convert_host(view.data, view.dtype, copy.values.data(), DType::f32, view.numel);

@@ -126,8 +126,8 @@ std::string format_predictions(const PredictOptions& given, const Config& config
                        1e3 * p.step_s, 1e3 * p.step_without_overlap_s);
   }
   out += "\nexposed and step: overlap_comm true; no-overlap step: false (T_compute + T_comm). The model's formulas and\n"
-         "what it ignores (the optimizer step, CPU taken by communication, ZeRO-3 persistence) are in "
-         "zero/step_time_model.h.\n";
+         "what it ignores (memory-bound work other than AdamW, which counts only with a memory bandwidth (the "
+         "emulated device's); CPU taken by communication; ZeRO-3 persistence) are in zero/step_time_model.h.\n";
   return out;
 }
 

@@ -16,6 +16,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from tiny_shards import prepare_tiny_shards
+
 MEMORY = ("mem_params", "mem_grads", "mem_optimizer", "mem_buckets", "mem_activations")
 # 0.001 TFLOP/s x MFU 0.4: the default config's tiny GPT-2 takes about half a second per micro batch.
 EMULATED = ["emulation.tflops=0.001", "emulation.mfu=0.4", "emulation.memory_gbps=1"]
@@ -35,11 +37,8 @@ def main():
               "checkpoint.interval=0", "train.steps=3"]
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        (work / "text.txt").write_text("".join(f"line {i}: emulated devices wait instead of computing\n\n"
-                                               for i in range(300)))
-        subprocess.run([zerotrain, "prepare-data", "--input", work / "text.txt", "--output", work / "data"],
-                       check=True, stdout=subprocess.DEVNULL)
-        data = [f"data.train_files={work}/data/train_*.bin", "data.val_files="]
+        train_files = prepare_tiny_shards(zerotrain, work, "line {i}: emulated devices wait instead of computing", 300)
+        data = [f"data.train_files={train_files}", "data.val_files="]
 
         def train(name, sets):
             cmd = [*mpirun, "-np", "2", zerotrain, "train", "--config", source / "configs/default.yaml"]
@@ -66,8 +65,11 @@ def main():
                 "--link-gbps", "10"]
         for kv in common + EMULATED:
             plan += ["--set", kv]
-        out = subprocess.run([str(c) for c in plan], capture_output=True, text=True, check=True).stdout
-        row = next(cols for cols in (line.split() for line in out.splitlines()) if len(cols) == 7 and cols[0] == "2")
+        result = subprocess.run([str(c) for c in plan], capture_output=True, text=True)
+        rows = [cols for cols in (line.split() for line in result.stdout.splitlines()) if len(cols) == 7 and cols[0] == "2"]
+        if result.returncode != 0 or not rows:
+            fail(f"plan --predict gave no stage-2 row:\n{result.stdout[-2000:]}\n{result.stderr[-2000:]}")
+        row = rows[0]
         t_compute = float(row[2])
         print(f"predicted T_compute {t_compute} ms; measured compute_ms "
               f"{[round(r['compute_ms'], 1) for r in emulated + emulated_off]}")

@@ -18,6 +18,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from tiny_shards import prepare_tiny_shards
+
 STEPS, POWER, WINDOW, HYSTERESIS, MIN_SCALE = 40, 32, 5, 2, 256.0
 
 
@@ -47,12 +49,9 @@ def main():
     source = Path(__file__).resolve().parents[3]
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        (work / "text.txt").write_text("".join(f"line {i}: the quick brown fox jumps over the lazy dog\n\n"
-                                               for i in range(400)))
-        subprocess.run([zerotrain, "prepare-data", "--input", work / "text.txt", "--output", work / "data"],
-                       check=True, stdout=subprocess.DEVNULL)
+        train_files = prepare_tiny_shards(zerotrain, work, "line {i}: the quick brown fox jumps over the lazy dog", 400)
         command = [*mpirun, "-np", "2", zerotrain, "train", "--config", source / "configs/default.yaml",
-                   "--set", f"data.train_files={work}/data/train_*.bin", "--set", "data.val_files=",
+                   "--set", f"data.train_files={train_files}", "--set", "data.val_files=",
                    "--set", f"train.steps={STEPS}", "--set", "train.eval_interval=0", "--set", "train.sample_interval=0",
                    "--set", "checkpoint.interval=0", "--set", f"logging.run_dir={work}/run",
                    "--set", "precision.dtype=fp16", "--set", f"precision.initial_scale_power={POWER}",

@@ -34,6 +34,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from tiny_shards import prepare_tiny_shards
+
 STEPS, RANKS, MICRO_BATCH, SEQ = 20, 2, 4, 64
 UNIT_ROUNDOFF = {"bf16": 2.0**-8, "fp16": 2.0**-11}
 
@@ -68,14 +70,11 @@ def main():
     source = Path(__file__).resolve().parents[3]
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        (work / "text.txt").write_text("".join(f"line {i}: the quick brown fox jumps over the lazy dog {i * i}\n\n"
-                                               for i in range(600)))
-        subprocess.run([zerotrain, "prepare-data", "--input", work / "text.txt", "--output", work / "data"],
-                       check=True, stdout=subprocess.DEVNULL)
+        train_files = prepare_tiny_shards(zerotrain, work, "line {i}: the quick brown fox jumps over the lazy dog", 600)
         runs = {}
         for dtype in ("fp32", "bf16", "fp16"):
             zt = [*mpirun, "-np", str(RANKS), zerotrain, "train", "--config", source / "configs/default.yaml",
-                  "--set", f"data.train_files={work}/data/train_*.bin", "--set", "data.val_files=",
+                  "--set", f"data.train_files={train_files}", "--set", "data.val_files=",
                   "--set", f"train.steps={STEPS}", "--set", "train.eval_interval=0",
                   "--set", "train.sample_interval=0", "--set", "checkpoint.interval=0",
                   "--set", f"logging.run_dir={work}/zt-{dtype}", "--set", f"precision.dtype={dtype}",
@@ -85,7 +84,7 @@ def main():
                 fail(f"zerotrain {dtype} failed:\n{result.stdout[-2000:]}\n{result.stderr[-2000:]}")
             peer = [*mpirun, "-np", str(RANKS), "-x", "OMP_NUM_THREADS=1", sys.executable,
                     source / "tools/torch_gpt2_peer.py", "--precision", dtype, "--steps", str(STEPS),
-                    "--train-files", f"{work}/data/train_*.bin", "--micro-batch", str(MICRO_BATCH),
+                    "--train-files", train_files, "--micro-batch", str(MICRO_BATCH),
                     "--block-size", str(SEQ), "--out", work / f"torch-{dtype}.jsonl",
                     "--master-port", str(free_port())]
             result = subprocess.run([str(a) for a in peer], capture_output=True, text=True)
