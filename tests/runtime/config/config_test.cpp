@@ -532,7 +532,7 @@ TEST(ConfigFile, StrayCommaIsASyntaxErrorNotAHang) {
 TEST(ConfigFile, TopLevelThatIsNotAMap) {
   EXPECT_EQ(parse_error("- model\n- data\n"),
             "test.yaml:1:1: the top level must be a map of sections (model, data, train, optimizer, scheduler, "
-            "precision, zero_optimization, checkpoint, logging, comm), found a list of 2 items");
+            "precision, zero_optimization, checkpoint, logging, comm, emulation), found a list of 2 items");
   expect_contains(parse_error("just some words\n"), {"test.yaml:1:1: the top level must be a map", "found 'just some words'"});
 }
 
