@@ -33,13 +33,8 @@ memory::desc matrix(int rows, int cols, int ld, bool transposed, memory::data_ty
 // when it creates it), made once.
 using Shape = std::tuple<bool, bool, int, int, int, int, int, int, bool, int>;
 
-dnnl::matmul& primitive_for(const Shape& shape) {
-  static std::mutex mutex;
-  static std::map<Shape, dnnl::matmul> made;
-  std::lock_guard lock(mutex);
-  auto found = made.find(shape);
-  if (found != made.end()) return found->second;
-  auto [trans_a, trans_b, M, N, K, lda, ldb, ldc, accumulate, threads] = shape;
+dnnl::matmul::primitive_desc describe(bool trans_a, bool trans_b, int M, int N, int K, int lda, int ldb, int ldc,
+                                      bool accumulate) {
   const auto bf16_type = memory::data_type::bf16;
   dnnl::primitive_attr attr;
   if (accumulate) {
@@ -47,10 +42,20 @@ dnnl::matmul& primitive_for(const Shape& shape) {
     sum.append_sum(1.0f);
     attr.set_post_ops(sum);
   }
-  dnnl::matmul::primitive_desc desc(
+  return dnnl::matmul::primitive_desc(
       dnnl::matmul::desc(matrix(M, K, lda, trans_a, bf16_type), matrix(K, N, ldb, trans_b, bf16_type),
                          matrix(M, N, ldc, false, memory::data_type::f32)),
       attr, cpu_engine());
+}
+
+dnnl::matmul& primitive_for(const Shape& shape) {
+  static std::mutex mutex;
+  static std::map<Shape, dnnl::matmul> made;
+  std::lock_guard lock(mutex);
+  auto found = made.find(shape);
+  if (found != made.end()) return found->second;
+  auto [trans_a, trans_b, M, N, K, lda, ldb, ldc, accumulate, threads] = shape;
+  const dnnl::matmul::primitive_desc desc = describe(trans_a, trans_b, M, N, K, lda, ldb, ldc, accumulate);
   log::debug("bf16 product {}x{}x{}{}{}{} on {} thread(s): oneDNN '{}'", M, N, K, trans_a ? " A^T" : "",
              trans_b ? " B^T" : "", accumulate ? " +=" : "", threads, desc.impl_info_str());
   return made.emplace(shape, dnnl::matmul(desc)).first->second;
@@ -60,12 +65,7 @@ dnnl::matmul& primitive_for(const Shape& shape) {
 // "brg:avx512_core_amx"; native when it names the bf16 or AMX instructions.
 bool probe_native() {
   try {
-    const auto bf16_type = memory::data_type::bf16;
-    dnnl::matmul::primitive_desc desc(
-        dnnl::matmul::desc(matrix(64, 64, 64, false, bf16_type), matrix(64, 64, 64, true, bf16_type),
-                           matrix(64, 64, 64, false, memory::data_type::f32)),
-        cpu_engine());
-    std::string impl = desc.impl_info_str();
+    std::string impl = describe(false, true, 64, 64, 64, 64, 64, 64, false).impl_info_str();
     bool native = impl.find("bf16") != std::string::npos || impl.find("amx") != std::string::npos;
     log::debug("bf16 products: {} (oneDNN matmul '{}')",
                native ? "oneDNN on bf16 operands" : "widened to fp32, OpenBLAS sgemm", impl);

@@ -65,12 +65,13 @@ void bf16_linear_forward(BufferView out, BufferView inp, BufferView weight, Buff
   float* product = scratch(sz(N, OC));
   cpu::bf16_gemm(false, true, N, OC, IC, bf16_data(inp), IC, bf16_data(weight), IC, product, OC, false,
                  cpu::blas_threads());
-  std::vector<float> bias_f32(bias.numel > 0 ? OC : 0);
-  if (bias.numel > 0) convert_host(bias.data, DType::bf16, bias_f32.data(), DType::f32, OC);
+  cpu::Fp32Views w;
+  const float* b = w.in(bias);  // null without a bias
   auto* rows = static_cast<bf16*>(out.data);
   for (int n = 0; n < N; ++n) {
     float* row = product + sz(n, OC);
-    for (int o = 0; o < static_cast<int>(bias_f32.size()); ++o) row[o] += bias_f32[o];
+    if (b)
+      for (int o = 0; o < OC; ++o) row[o] += b[o];
     convert_host(row, DType::f32, rows + sz(n, ldo), DType::bf16, OC);
   }
 }
