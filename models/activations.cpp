@@ -31,11 +31,27 @@ struct Activations::Plan {
   }
 };
 
-Activations::Plan Activations::make_plan(const Model& model, int B, int T, Device device, DType dtype) {
+std::vector<bool> Activations::recomputed_blocks(const Model& model, int recompute_every) {
+  if (recompute_every < 0) throw std::invalid_argument("activation checkpointing: recompute_every must not be negative");
+  std::vector<bool> recomputed(model.num_blocks(), false);
+  if (recompute_every == 0) return recomputed;
+  int candidate = 0;
+  for (std::size_t i = 0; i < model.num_blocks(); ++i) {
+    const Block& b = model.block(i);
+    if (b.is_loss_block() || !b.backward_reads_params()) continue;
+    recomputed[i] = candidate++ % recompute_every == 0;
+  }
+  return recomputed;
+}
+
+Activations::Plan Activations::make_plan(const Model& model, int B, int T, Device device, DType dtype,
+                                         int recompute_every) {
   if (B <= 0 || T <= 0 || T > model.max_seq_len())
     throw std::invalid_argument(fmt::format("micro batch ({}, {}) is invalid for {} (T must be in 1..{})", B, T,
                                             model.name(), model.max_seq_len()));
   Plan p;
+  const std::vector<bool> recomputed = recomputed_blocks(model, recompute_every);
+  const bool sharing = std::find(recomputed.begin(), recomputed.end(), true) != recomputed.end();
   std::size_t BT = static_cast<std::size_t>(B) * T;
   if (model.input_kind() == Model::InputKind::tokens) {
     p.input = p.take(BT, DType::i32);
@@ -53,12 +69,27 @@ Activations::Plan Activations::make_plan(const Model& model, int B, int T, Devic
     p.outputs.push_back(p.take(b.output_numel(B, T), loss ? DType::f32 : dtype));
     if (!loss) max_stream = std::max(max_stream, b.output_numel(B, T));
     std::vector<Slot> saved;
-    for (const ActivationSlot& s : b.saved_slots(B, T, device)) saved.push_back(p.take(s.numel, s.f32 ? DType::f32 : dtype));
+    if (!recomputed[i] && !(sharing && loss))
+      for (const ActivationSlot& s : b.saved_slots(B, T, device))
+        saved.push_back(p.take(s.numel, s.f32 ? DType::f32 : dtype));
     p.saved.push_back(std::move(saved));
   }
   for (int k = 0; k < 2; ++k) p.grad_stream[k] = p.take(max_stream, dtype);
-  // Scratch: every block's slots start at the same base.
+  // The recomputed blocks' saved tensors: every such block's slots start at the same base. The loss
+  // block's join them: its forward is the last and its backward the first, so its saved tensors
+  // (GPT-2's logits, the largest of all) are written after every forward that writes the region and
+  // dead before the first recompute refills it.
   std::size_t base = p.bytes, top = p.bytes;
+  for (std::size_t i = 0; i < model.num_blocks(); ++i) {
+    if (!recomputed[i] && !(sharing && model.block(i).is_loss_block())) continue;
+    p.bytes = base;
+    for (const ActivationSlot& s : model.block(i).saved_slots(B, T, device))
+      p.saved[i].push_back(p.take(s.numel, s.f32 ? DType::f32 : dtype));
+    top = std::max(top, p.bytes);
+  }
+  p.bytes = top;
+  // Scratch: every block's slots start at the same base.
+  base = p.bytes, top = p.bytes;
   for (std::size_t i = 0; i < model.num_blocks(); ++i) {
     p.bytes = base;
     std::vector<Slot> scratch;
@@ -71,13 +102,16 @@ Activations::Plan Activations::make_plan(const Model& model, int B, int T, Devic
   return p;
 }
 
-std::size_t Activations::bytes_needed(const Model& model, int B, int T, Device device, DType dtype) {
-  return make_plan(model, B, T, device, dtype).bytes;
+std::size_t Activations::bytes_needed(const Model& model, int B, int T, Device device, DType dtype,
+                                      int recompute_every) {
+  return make_plan(model, B, T, device, dtype, recompute_every).bytes;
 }
 
-Activations::Activations(const Model& model, int B, int T, Device device, DType dtype, MemoryTracker& tracker)
-    : model_(&model), B_(B), T_(T), device_(device), dtype_(dtype) {
-  Plan p = make_plan(model, B, T, device, dtype);
+Activations::Activations(const Model& model, int B, int T, Device device, DType dtype, MemoryTracker& tracker,
+                         int recompute_every)
+    : model_(&model), B_(B), T_(T), device_(device), dtype_(dtype),
+      recomputed_(recomputed_blocks(model, recompute_every)) {
+  Plan p = make_plan(model, B, T, device, dtype, recompute_every);
   arena_ = Buffer(device, DType::f32, p.bytes / 4, MemCategory::activations, tracker);
   input_ = p.input, targets_ = p.targets;
   index_positions_ = p.index_positions, index_starts_ = p.index_starts, index_tokens_ = p.index_tokens;

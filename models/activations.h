@@ -4,6 +4,12 @@
 //   - each block's output and saved tensors (kept from forward to backward),
 //   - one scratch region shared by all blocks (the largest any block needs; only one block runs
 //     at a time),
+//   - with activation checkpointing (recompute_every = k > 0), one region shared by the saved
+//     tensors of the recomputed blocks: every k-th block that may be recomputed (see
+//     recomputes()) keeps only its output from forward, and its forward runs again just before its
+//     backward, refilling the region. Forward is deterministic, so backward reads the same values
+//     bit for bit and the losses do not change. The loss block's saved tensors share the region
+//     too (its backward follows its forward before any recompute),
 //   - two gradient buffers for the stream between blocks (d_output of block i is d_input of
 //     block i+1; they alternate).
 // bytes_needed() predicts the arena's size without allocating, for planning.
@@ -22,9 +28,17 @@ namespace zt::models {
 class Activations {
  public:
   Activations(const Model& model, int B, int T, Device device, DType dtype,
-              MemoryTracker& tracker = MemoryTracker::process());
+              MemoryTracker& tracker = MemoryTracker::process(), int recompute_every = 0);
 
-  static std::size_t bytes_needed(const Model& model, int B, int T, Device device, DType dtype);
+  static std::size_t bytes_needed(const Model& model, int B, int T, Device device, DType dtype,
+                                  int recompute_every = 0);
+  // Whether block i's forward is run again before its backward: with recompute_every = k > 0,
+  // blocks 0, k, 2k, ... among those that may be recomputed. A block may be when it is not the
+  // loss block (its backward follows its forward at once: nothing to save) and its backward reads
+  // its parameters (so that at ZeRO-3 the parameters the recompute reads are the ones backward
+  // gathers anyway: GPT-2's embedding is neither recomputed nor gathered for backward).
+  static std::vector<bool> recomputed_blocks(const Model& model, int recompute_every);
+  bool recomputes(std::size_t block) const { return recomputed_.at(block); }
   std::size_t bytes() const { return arena_.bytes(); }
 
   int B() const { return B_; }
@@ -69,7 +83,7 @@ class Activations {
     DType dtype = DType::f32;
   };
   struct Plan;
-  static Plan make_plan(const Model& model, int B, int T, Device device, DType dtype);
+  static Plan make_plan(const Model& model, int B, int T, Device device, DType dtype, int recompute_every);
   BufferView view(const Slot& s) const;
   // Host bytes to the slot; staged copies are collected and sent by flush_uploads().
   void upload(const Slot& s, const void* host, std::size_t bytes);
@@ -85,6 +99,7 @@ class Activations {
   std::vector<Slot> outputs_;
   std::vector<std::vector<Slot>> saved_;
   std::vector<std::vector<Slot>> scratch_;
+  std::vector<bool> recomputed_;
   Slot grad_stream_[2];
   int valid_targets_ = 0;
   ops::TokenIndex token_index_;

@@ -81,7 +81,8 @@ ZeroEngine::ZeroEngine(const models::Model& model, models::ComputeContext& ctx, 
                                                 options.stage3_param_persistence_threshold, exposed_, tracker);
     gatherer_->set_shard(param_shard_.view());
   }
-  acts_ = std::make_unique<models::Activations>(model, micro_batch, seq_len, device, dtype, tracker);
+  acts_ = std::make_unique<models::Activations>(model, micro_batch, seq_len, device, dtype, tracker,
+                                                options.recompute_every);
   acts_->set_stream(ctx.stream());
 }
 
@@ -221,9 +222,19 @@ void ZeroEngine::forward_backward(models::Activations& acts, bool boundary) {
     std::vector<BufferView> gathered;
     if (gatherer_) gathered = gatherer_->enter(step);
     BufferView tied_grad = tied_to_[b] ? block_grad(*tied_to_[b]) : BufferView{};
+    const models::BlockParams params = block_params(b, gathered, model_.block(b).backward_reads_params());
+    if (acts.recomputes(b)) {
+      // Activation checkpointing: the block's saved tensors again, from its kept input. A
+      // recomputed block's backward reads its parameters, so these are the views backward
+      // gathered anyway (Activations::recomputed_blocks).
+      Event recompute_begin = trace_mark(timeline_, ctx_.stream());
+      models::forward_block(ctx_, model_, b, params, acts);
+      if (timeline_)
+        timeline_->add_stream_span(trace::Lane::compute, fmt::format("recompute {}", model_.block(b).name()),
+                                   recompute_begin, ctx_.stream().record(), {{"block", b}});
+    }
     Event begin = trace_mark(timeline_, ctx_.stream());
-    models::backward_block(ctx_, model_, b, block_params(b, gathered, model_.block(b).backward_reads_params()),
-                           block_grad(b), tied_grad, acts, dloss_multiplier);
+    models::backward_block(ctx_, model_, b, params, block_grad(b), tied_grad, acts, dloss_multiplier);
     if (timeline_)
       timeline_->add_stream_span(trace::Lane::compute, fmt::format("backward {}", model_.block(b).name()), begin,
                                  ctx_.stream().record(), {{"block", b}});

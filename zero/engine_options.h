@@ -60,6 +60,9 @@ struct ZeroOptions : ZeroConfig {
   double gradient_clipping = 1.0;                   // max global norm; 0 = off
   bool loss_scaling = false;                        // fp16: dynamic (or static) loss scaling
   LossScalerOptions loss_scaler;
+  // Activation checkpointing: recompute the forward of every k-th block before its backward
+  // instead of keeping its saved activations (models::Activations); 0 = off.
+  int recompute_every = 0;
 };
 
 // The bucket size the engine starts with: auto starts with (and never exceeds) the default.

@@ -60,7 +60,8 @@ MemoryPlan plan_memory(const models::Model& model, const ZeroOptions& options, i
   }
   m.buckets = in_place ? 0 : static_cast<std::int64_t>(bucket_numel * dtype_size(options.comm_dtype));
   m.activations =
-      static_cast<std::int64_t>(models::Activations::bytes_needed(model, micro_batch, seq_len, device, options.compute_dtype));
+      static_cast<std::int64_t>(models::Activations::bytes_needed(model, micro_batch, seq_len, device, options.compute_dtype,
+                                                                options.recompute_every));
   m.padding_elements = padded_total - total;
   if (options.stage == 3) {
     // In use now (a block and its tied block), plus prefetched blocks within the budget (the
@@ -97,6 +98,17 @@ std::string format_memory_plans(const models::Model& model, const ZeroOptions& o
                        format_bytes(m.params), format_bytes(m.grads), format_bytes(m.optimizer),
                        format_bytes(m.model_states()), format_bytes(m.buckets), format_bytes(m.activations),
                        stage == 3 ? format_bytes(m.gathered_bound) : "-", m.padding_elements);
+  }
+  if (options.recompute_every > 0) {
+    const std::vector<bool> recomputed = models::Activations::recomputed_blocks(model, options.recompute_every);
+    const auto kept = models::Activations::bytes_needed(model, micro_batch, seq_len, device, options.compute_dtype);
+    const auto checkpointed = models::Activations::bytes_needed(model, micro_batch, seq_len, device,
+                                                                options.compute_dtype, options.recompute_every);
+    out += fmt::format(
+        "\nActivation checkpointing recomputes {} of {} blocks: activations {} instead of {} ({} saved)\n",
+        std::count(recomputed.begin(), recomputed.end(), true), model.num_blocks(),
+        format_bytes(static_cast<std::int64_t>(checkpointed)), format_bytes(static_cast<std::int64_t>(kept)),
+        format_bytes(static_cast<std::int64_t>(kept - checkpointed)));
   }
   return out;
 }

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "core/dtype.h"
+#include "models/activations.h"
 #include "zero/memory_plan.h"
 
 namespace zt {
@@ -39,19 +40,20 @@ double forward_exposed(const std::vector<double>& share, double t_fwd, const std
   return std::max(0.0, t - t_fwd);  // the shares' sum may round to just below 1
 }
 
-// E_b: how much later than T_b backward's work ends, with its gathers (if any) issued first and
-// its reductions (if any) issued as their buckets complete.
-double backward_exposed(const std::vector<double>& share, double t_bwd, const std::vector<double>& gather_s,
+// E_b: how much later than the sum of `block_s` (each block's backward, its recompute included)
+// backward's work ends, with its gathers (if any) issued first and its reductions (if any) issued
+// as their buckets complete.
+double backward_exposed(const std::vector<double>& block_s, const std::vector<double>& gather_s,
                         const std::vector<double>& reduce_s, const std::vector<std::size_t>& ready_block) {
-  std::vector<std::size_t> order(share.size());
+  std::vector<std::size_t> order(block_s.size());
   std::iota(order.rbegin(), order.rend(), 0);
   const std::vector<double> ready = gather_ends(gather_s, order);
-  std::vector<double> finished(share.size(), 0.0);
+  std::vector<double> finished(block_s.size(), 0.0);
   double t = 0.0;
-  for (std::size_t b : order) finished[b] = t = std::max(t, ready[b]) + share[b] * t_bwd;
+  for (std::size_t b : order) finished[b] = t = std::max(t, ready[b]) + block_s[b];
   double link = sum(gather_s);
   for (std::size_t k = 0; k < reduce_s.size(); ++k) link = std::max(link, finished[ready_block[k]]) + reduce_s[k];
-  return std::max(0.0, std::max(t, link) - t_bwd);
+  return std::max(0.0, std::max(t, link) - sum(block_s));
 }
 
 void check(const StepTimeInputs& in) {
@@ -76,6 +78,10 @@ void check(const StepTimeInputs& in) {
   if ((!in.block_tied_gather_bytes.empty() && in.block_tied_gather_bytes.size() != blocks) ||
       (!in.block_backward_reads_params.empty() && in.block_backward_reads_params.size() != blocks))
     throw std::invalid_argument("predict_step_time: tied gathers and backward reads are per block, or not given");
+  if (!in.block_recompute_s.empty() && in.block_recompute_s.size() != blocks)
+    throw std::invalid_argument("predict_step_time: recompute times are per block, or not given");
+  for (double s : in.block_recompute_s)
+    if (!(s >= 0.0)) throw std::invalid_argument("predict_step_time: a recompute time must not be negative");
 }
 
 }  // namespace
@@ -108,12 +114,16 @@ StepTimePrediction predict_step_time(const StepTimeInputs& in) {
   const double r = sum(reduce), a = sum(gather);
   const double statistics = n > 1 ? 2.0 * (n - 1) * in.link.latency_s : 0.0;
   const std::vector<double>& w = in.block_compute_share;
+  // Each block's backward, with the forward recomputed before it (activation checkpointing).
+  std::vector<double> backward_s(w.size());
+  for (std::size_t b = 0; b < w.size(); ++b)
+    backward_s[b] = w[b] * t_bwd + (in.block_recompute_s.empty() ? 0.0 : in.block_recompute_s[b]);
 
   StepTimePrediction p;
-  p.compute_s = g * in.micro_batch_compute_s + in.optimizer_s;
+  p.compute_s = g * (in.micro_batch_compute_s + sum(in.block_recompute_s)) + in.optimizer_s;
   if (in.stage < 3) {
     const double e_fwd = forward_exposed(w, t_fwd, gather);
-    const double e_bwd = backward_exposed(w, t_bwd, {}, reduce, in.bucket_ready_block);
+    const double e_bwd = backward_exposed(backward_s, {}, reduce, in.bucket_ready_block);
     p.comm_s = reductions * r + a + statistics;
     p.exposed_s = reductions * e_bwd + (in.stage > 0 ? e_fwd : 0.0) + statistics;
   } else {
@@ -130,7 +140,7 @@ StepTimePrediction predict_step_time(const StepTimeInputs& in) {
     backward_gather.back() = 0.0;
     p.comm_s = reductions * r + g * (sum(forward_gather) + sum(backward_gather)) + statistics;
     p.exposed_s = g * (forward_exposed(w, t_fwd, forward_gather) +
-                       backward_exposed(w, t_bwd, backward_gather, reduce, in.bucket_ready_block)) +
+                       backward_exposed(backward_s, backward_gather, reduce, in.bucket_ready_block)) +
                   statistics;
   }
   p.step_s = p.compute_s + p.exposed_s;
@@ -147,8 +157,12 @@ StepTimeInputs step_time_inputs(const models::Model& model, const ZeroOptions& o
   in.micro_batches = options.gradient_accumulation_steps;
   in.link = link;
   const std::size_t blocks = model.num_blocks();
-  for (std::size_t b = 0; b < blocks; ++b)
-    in.block_compute_share.push_back(models::block_time(model.block(b), B, T, options.compute_dtype, rates).total());
+  const std::vector<bool> recomputed = models::Activations::recomputed_blocks(model, options.recompute_every);
+  for (std::size_t b = 0; b < blocks; ++b) {
+    const models::BlockTime time = models::block_time(model.block(b), B, T, options.compute_dtype, rates);
+    in.block_compute_share.push_back(time.total());
+    if (options.recompute_every > 0) in.block_recompute_s.push_back(recomputed[b] ? time.forward_s : 0.0);
+  }
   in.micro_batch_compute_s = sum(in.block_compute_share);
   in.optimizer_s = models::optimizer_step_seconds(plan.shard_numel(), options.compute_dtype, rates);
   for (double& w : in.block_compute_share)

@@ -22,7 +22,7 @@
 // optimizer step waits for. Reductions run once per step at stages 0/1 and after every micro
 // batch at stages 2/3 (M = 1 or G of them):
 //
-//   T_compute = G · T_micro + T_opt      (T_opt: AdamW's memory traffic, models/device_time.h; 0
+//   T_compute = G · (T_micro + R_c) + T_opt  (T_opt: AdamW's memory traffic, models/device_time.h; 0
 //                                        where the rate leaves memory out)
 //   T_comm    = M·R + σ                stage 0
 //             = M·R + A + σ            stages 1, 2 (parameters all-gathered after the update)
@@ -32,8 +32,10 @@
 // Exposed communication with overlap (the compute stream's waits), replayed on one link that runs
 // collectives in the order they are issued, each as soon as it is issued and the link is free:
 //   Backward: blocks run from last to first; block b starts when the one after it has finished
-//     and (stage 3) its gather has ended, and runs w_b·T_b. Bucket k is issued when block b_k
-//     finishes. E_b = (the later of backward's end and the last reduction's end) − T_b.
+//     and (stage 3) its gather has ended, and runs w_b·T_b + r_b (r_b: its forward again, with
+//     activation checkpointing, else 0; R_c = Σ r_b is added to T_micro in T_compute). Bucket k is
+//     issued when block b_k finishes. E_b = (the later of backward's end and the last
+//     reduction's end) − (T_b + R_c).
 //   Forward: blocks run from first to last; block b waits for its gather, then runs w_b·T_f.
 //     E_f = forward's end − T_f.
 //   Gathers are all issued when their pass begins, in the order the pass needs them (stages 1/2:
@@ -86,6 +88,9 @@ struct StepTimeInputs {
   // reads its own parameters (the embeddings' do not: no gather).
   std::vector<double> block_tied_gather_bytes;
   std::vector<bool> block_backward_reads_params;
+  // Activation checkpointing: the forward seconds each block runs again before its backward (0
+  // for a block that keeps its activations); empty means none.
+  std::vector<double> block_recompute_s;
   LinkModel link;
 };
 

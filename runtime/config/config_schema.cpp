@@ -285,6 +285,13 @@ std::vector<ConfigKey> make_keys() {
   add(integer("train.sample_interval", field(&Config::train, &TrainConfig::sample_interval), 0, between(0, kMaxSteps),
               "gpt2: every this many steps, print 32 tokens sampled from the current weights (after "
               "end-of-text, temperature 1, top-k 40, seeded by the step) with the data's tokenizer; 0 = never."));
+  add(integer("train.activation_checkpointing", field(&Config::train, &TrainConfig::activation_checkpointing), 0,
+              between(0, 1024),
+              "Activation checkpointing (DeepSpeed's `activation_checkpointing`, Hugging Face's "
+              "`gradient_checkpointing`): k > 0 keeps only the output of the first and every k-th transformer "
+              "block after it and runs that block's forward again just before its backward; 1 = every block. "
+              "Activations shrink (`zerotrain plan` shows how much), a step takes about one more forward of "
+              "those blocks, and the losses are bit for bit those of the run without it. 0 = off."));
   add(number("train.gradient_clipping", field(&Config::train, &TrainConfig::gradient_clipping), 1.0, at_least(0),
              "Clip the global L2 norm of the gradients to this; 0 = no clipping."));
   add(choice("train.on_nonfinite", field(&Config::train, &TrainConfig::on_nonfinite), NonFinitePolicy::stop,

@@ -97,8 +97,6 @@ const std::vector<std::pair<std::string, std::string>>& unsupported_keys() {
       {"zero_optimization.zero_quantized_gradients", "no quantized communication (ZeRO++); use "
                                                      "zero_optimization.communication_data_type: bf16 to halve traffic"},
       {"zero_optimization.mics_shard_size", "no MiCS; use zero_optimization.stage: 3"},
-      {"activation_checkpointing", "no activation checkpointing; lower train_micro_batch_size_per_gpu and raise "
-                                   "gradient_accumulation_steps to save activation memory"},
       {"amp", "no NVIDIA Apex AMP; use the bf16 or fp16 section"},
       {"flops_profiler", "`zerotrain plan` reports FLOPs and predicted step times; metrics.jsonl has measured ones"},
       {"tensorboard", "metrics go to <run_dir>/metrics.jsonl; `zerotrain plot` draws them"},
@@ -288,6 +286,40 @@ void translate_scheduler(Walker& w) {
         w.problems.push_back(fmt::format("unknown key 'scheduler.params.{}' for {}", key, name));
 }
 
+// DeepSpeed's activation_checkpointing section configures the checkpoints a model's own code asks
+// for; zerotrain's blocks are its models' code, so the section's presence asks for it on every
+// transformer block (train.activation_checkpointing: 1). Its keys only tune how DeepSpeed keeps
+// the checkpoints; what zerotrain does instead is said in a note each.
+void translate_activation_checkpointing(Walker& w) {
+  const json* section = w.find("activation_checkpointing");
+  if (section == nullptr) return;
+  w.handled.insert("activation_checkpointing");
+  if (!section->is_object()) {
+    w.problems.push_back(fmt::format("'activation_checkpointing' must be an object, found {}", section->dump()));
+    return;
+  }
+  static const std::map<std::string, std::string> keys = {
+      {"partition_activations", "no model parallelism to partition the kept outputs across: each rank keeps its own"},
+      {"cpu_checkpointing", "the kept block outputs stay on the compute device"},
+      {"contiguous_memory_optimization", "the kept block outputs already lie in one arena"},
+      {"number_checkpoints", "every transformer block keeps its output"},
+      {"synchronize_checkpoint_boundary", "the recompute runs on the compute stream in order; nothing to synchronise"},
+      {"profile", "`zerotrain train --trace STEPS` shows each recompute as a span"},
+  };
+  w.set("train.activation_checkpointing", 1);
+  w.out.notes.push_back("activation_checkpointing: each transformer block's forward runs again before its backward "
+                        "(train.activation_checkpointing: 1)");
+  for (const auto& [key, value] : section->items()) {
+    const auto known = keys.find(key);
+    if (known == keys.end()) {
+      w.problems.push_back(fmt::format("unknown DeepSpeed key 'activation_checkpointing.{}'", key));
+      continue;
+    }
+    const bool off = value.is_boolean() && !value.get<bool>();
+    if (!off) w.out.notes.push_back(fmt::format("activation_checkpointing.{}: {}", key, known->second));
+  }
+}
+
 // train_batch_size = micro batch x gradient accumulation x ranks; any one of them may be left out
 // (or "auto") and is derived from the others, as DeepSpeed does.
 void translate_batch(Walker& w, int world, const std::string& ranks_from) {
@@ -410,6 +442,7 @@ DeepSpeedTranslation translate_deepspeed_config(const std::filesystem::path& fil
     translate_optimizer(w);
     translate_scheduler(w);
     translate_batch(w, world_size, ranks_from);
+    translate_activation_checkpointing(w);
     walk(w, root, "");
   } catch (const json::type_error& e) {
     // A value of a type no check above expected (a number where a name goes, say).

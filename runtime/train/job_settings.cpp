@@ -40,6 +40,7 @@ ZeroOptions zero_options(const Config& config) {
   o.decay_embeddings = !config.optimizer.no_decay_embeddings;
   o.decay_bias_and_norm = !config.optimizer.no_decay_bias_and_norm;
   o.gradient_clipping = config.train.gradient_clipping;
+  o.recompute_every = static_cast<int>(config.train.activation_checkpointing);
   o.loss_scaling = config.precision.dtype == DType::f16;
   o.loss_scaler = config.precision;  // the loss scaler's options are precision's keys
   return o;

@@ -187,6 +187,18 @@ Trainer::Trainer(const Config& config, MPI_Comm job) : config_(config), schedule
                 peak_flops_per_s_ > 0 && device.is_cpu()
                     ? fmt::format(", sgemm ceiling {:.1f} GFLOP/s per rank", peak_flops_per_s_ / world / 1e9)
                     : "");
+  if (const int every = static_cast<int>(config.train.activation_checkpointing); every > 0) {
+    const std::vector<bool> recomputed = models::Activations::recomputed_blocks(*model_, every);
+    const DType dtype = config.precision.dtype;
+    log::progress(
+        "activation checkpointing: {} of {} blocks run their forward again before backward; activations {} instead "
+        "of {} (MFU counts the model's FLOPs, not the recompute)",
+        std::count(recomputed.begin(), recomputed.end(), true), model_->num_blocks(),
+        format_bytes(static_cast<std::int64_t>(
+            models::Activations::bytes_needed(*model_, micro_batch_, seq_len_, device, dtype, every))),
+        format_bytes(static_cast<std::int64_t>(
+            models::Activations::bytes_needed(*model_, micro_batch_, seq_len_, device, dtype))));
+  }
 }
 
 Trainer::~Trainer() = default;

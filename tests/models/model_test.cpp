@@ -2,6 +2,8 @@
 // whole-model finite-difference gradient checks on the CPU (every parameter).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <numeric>
 
@@ -115,6 +117,40 @@ TEST(GPT2Model, ActivationsAreChargedAndPredicted) {
             static_cast<std::int64_t>(model.param_count() * 4));
   EXPECT_EQ(tracker.stats(MemoryTracker::Space::host, MemCategory::grads).current,
             static_cast<std::int64_t>(model.param_count() * 4));
+}
+
+// Activation checkpointing: the transformer layers (not the embedding, whose backward reads no
+// parameters, nor the loss block) are recomputed, the first and every k-th after it, and their
+// saved tensors share one region with the loss block's (each slot 256-byte aligned).
+TEST(GPT2Model, ActivationCheckpointingSharesTheRecomputedBlocksSavedTensors) {
+  GPT2 model(GPT2Config::preset("tiny"));
+  ASSERT_EQ(model.num_blocks(), 4u);  // embedding, two layers, head
+  EXPECT_EQ(Activations::recomputed_blocks(model, 0), (std::vector<bool>{false, false, false, false}));
+  EXPECT_EQ(Activations::recomputed_blocks(model, 1), (std::vector<bool>{false, true, true, false}));
+  EXPECT_EQ(Activations::recomputed_blocks(model, 2), (std::vector<bool>{false, true, false, false}));
+  EXPECT_THROW(Activations::recomputed_blocks(model, -1), std::invalid_argument);
+  auto saved_bytes = [&](std::size_t block) {
+    std::size_t bytes = 0;
+    for (const ActivationSlot& slot : model.block(block).saved_slots(3, 16, Device::cpu()))
+      bytes += (slot.numel * 4 + 255) / 256 * 256;
+    return bytes;
+  };
+  const std::size_t layer = saved_bytes(1), head = saved_bytes(3);
+  ASSERT_GT(layer, 0u);
+  ASSERT_NE(layer, head);
+  const std::size_t kept = Activations::bytes_needed(model, 3, 16, Device::cpu(), DType::f32);
+  EXPECT_EQ(Activations::bytes_needed(model, 3, 16, Device::cpu(), DType::f32, 1),
+            kept - 2 * layer - head + std::max(layer, head));
+  EXPECT_EQ(Activations::bytes_needed(model, 3, 16, Device::cpu(), DType::f32, 2), kept - std::min(layer, head));
+  MemoryTracker tracker;
+  Activations acts(model, 3, 16, Device::cpu(), DType::f32, tracker, 1);
+  EXPECT_EQ(acts.bytes(), kept - 2 * layer - head + std::max(layer, head));
+  EXPECT_TRUE(acts.recomputes(1));
+  EXPECT_FALSE(acts.recomputes(3));
+  // The two layers' and the head's saved tensors begin at the same place; the outputs are their own.
+  EXPECT_EQ(acts.io(1).saved.front().data, acts.io(2).saved.front().data);
+  EXPECT_EQ(acts.io(1).saved.front().data, acts.io(3).saved.front().data);
+  EXPECT_NE(acts.io(1).output.data, acts.io(2).output.data);
 }
 
 // Token ids and targets live in i32 buffers, and the ops take them only as i32 views.

@@ -92,6 +92,23 @@ TEST(StepTimeModel, TheFirstBlocksBucketsWaitForTheEndOfBackward) {
   EXPECT_NEAR(predict_step_time(in).exposed_s, 0.15, 1e-12);
 }
 
+TEST(StepTimeModel, ActivationCheckpointingRecomputesBeforeEachBackward) {
+  // Blocks 1 and 2 run their forward (1/3 s) again before their backward: backward takes 1, 1 and
+  // 2/3 s (8/3 in all), T_compute 3 + 2/3. The all-reduces (1 s) are issued at 1, 2 and 8/3 s and
+  // end at 2, 3 and 4 s: 4/3 s exposed (5/3 without recompute: a longer backward hides more).
+  StepTimeInputs in = three_blocks(0);
+  in.block_recompute_s = {0.0, 1.0 / 3, 1.0 / 3};
+  const StepTimePrediction p = predict_step_time(in);
+  EXPECT_DOUBLE_EQ(p.compute_s, 11.0 / 3);
+  EXPECT_DOUBLE_EQ(p.comm_s, 3.0);
+  EXPECT_DOUBLE_EQ(p.exposed_s, 4.0 / 3);
+  EXPECT_DOUBLE_EQ(p.step_s, 5.0);
+  in.block_recompute_s = {0.0, 1.0};
+  EXPECT_THROW(predict_step_time(in), std::invalid_argument);
+  in.block_recompute_s = {0.0, -1.0, 0.0};
+  EXPECT_THROW(predict_step_time(in), std::invalid_argument);
+}
+
 TEST(StepTimeModel, StagesOneAndTwoAddTheParameterGathersBeforeEachBlocksForward) {
   for (int stage : {1, 2}) {
     // Reduce-scatters of 0.5 s issued at 2/3, 4/3 and 2 s: the last ends at 2.5 s (0.5 exposed).

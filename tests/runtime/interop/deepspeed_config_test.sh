@@ -68,7 +68,7 @@ cat > "$work/bad.json" <<'JSON'
   "optimizer": {"type": "Lamb", "params": {"lr": 0.001}},
   "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}, "stage3_max_live_parameters": 1e9,
                         "sub_group_size": 1e9},
-  "activation_checkpointing": {"partition_activations": true},
+  "activation_checkpointing": {"partition_activations": true, "checkpoint_in_cpu": true},
   "scheduler": {"type": "OneCycle", "params": {}},
   "fp16": {"enabled": true}, "bf16": {"enabled": true},
   "trian_batch_size": 8
@@ -80,7 +80,7 @@ expect "$work/bad.log" "$work/bad.json: 8 problems in the DeepSpeed config:" \
   "'zero_optimization.offload_optimizer' is not supported: optimizer state stays on the device" \
   "'zero_optimization.stage3_max_live_parameters' is not supported:" \
   "'zero_optimization.sub_group_size' is not supported:" \
-  "'activation_checkpointing' is not supported: no activation checkpointing; lower train_micro_batch_size_per_gpu" \
+  "unknown DeepSpeed key 'activation_checkpointing.checkpoint_in_cpu'" \
   "scheduler.type 'OneCycle' is not available" "both fp16.enabled and bf16.enabled are true" \
   "unknown DeepSpeed key 'trian_batch_size'"
 
@@ -89,12 +89,15 @@ cat > "$work/run.json" <<'JSON'
 {"train_batch_size": 8, "train_micro_batch_size_per_gpu": 2, "steps_per_print": 1, "gradient_clipping": 1.0,
  "optimizer": {"type": "Adam", "params": {"lr": 0.01, "weight_decay": 0.0}},
  "scheduler": {"type": "WarmupDecayLR", "params": {"total_num_steps": 4, "warmup_num_steps": 1}},
- "zero_optimization": {"stage": 2}}
+ "zero_optimization": {"stage": 2},
+ "activation_checkpointing": {"partition_activations": true, "contiguous_memory_optimization": false}}
 JSON
 "${mpirun[@]}" -np 2 "$zerotrain" train --deepspeed "$work/run.json" --set model.type=mlp --set train.device=cpu \
   --set train.eval_interval=0 --set logging.run_dir="$work/run" > "$work/run.log" 2>&1 ||
   { cat "$work/run.log"; fail "the DeepSpeed-configured run failed"; }
-expect "$work/run.log" "gradient_accumulation_steps: 2" "step 4/4" "ZeRO stage 2"
+expect "$work/run.log" "gradient_accumulation_steps: 2" "step 4/4" "ZeRO stage 2" "activation_checkpointing: 1" \
+  "activation_checkpointing: each transformer block's forward runs again before its backward" \
+  "activation_checkpointing.partition_activations: no model parallelism"
 [ "$(grep -c "as zerotrain YAML" "$work/run.log")" -eq 1 ] || fail "the translation was not printed exactly once"
 
 # YAML: every mistake of a file in one report.
