@@ -33,10 +33,19 @@ const char* kind_of(mode_t mode) {
 
 // A rename replaces whatever the name holds: a device node (/dev/null, as root), a pipe or a
 // directory must never be replaced by a file, so anything but a regular file or a link is refused.
+// A link is replaced itself (what it points at is untouched), unless it stands for such a thing:
+// /dev/stdout is a link to the terminal or a pipe, and a user naming it means that, not a file.
 void refuse_unless_replaceable(const std::filesystem::path& target) {
   struct stat existing {};
   if (::lstat(target.c_str(), &existing) != 0) return;  // nothing there (or unreadable: rename will say)
-  if (S_ISREG(existing.st_mode) || S_ISLNK(existing.st_mode)) return;
+  if (S_ISREG(existing.st_mode)) return;
+  if (S_ISLNK(existing.st_mode)) {
+    struct stat pointed {};
+    if (::stat(target.c_str(), &pointed) != 0 || S_ISREG(pointed.st_mode)) return;  // dangling, or to a file
+    throw UserError(fmt::format("{}: is a symbolic link to {}; zerotrain writes only regular files here (name a "
+                                "file path)",
+                                target.string(), kind_of(pointed.st_mode)));
+  }
   throw UserError(fmt::format("{}: is {}; zerotrain writes only regular files here (name a file path)",
                               target.string(), kind_of(existing.st_mode)));
 }
@@ -105,6 +114,12 @@ TemporaryDirectory::TemporaryDirectory(const std::filesystem::path& name_prefix)
     throw_errno("cannot create a temporary directory in it", parent, errno);
   }
   path_ = name;
+}
+
+void TemporaryDirectory::set_default_permissions() {
+  const mode_t mask = ::umask(0);  // reading the umask means setting it: put it straight back
+  ::umask(mask);
+  if (::chmod(path_.c_str(), 0777 & ~mask) != 0) throw_errno("cannot set its permissions", path_, errno);
 }
 
 TemporaryDirectory::~TemporaryDirectory() {

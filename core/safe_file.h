@@ -64,6 +64,9 @@ class TemporaryDirectory {
 
   const std::filesystem::path& path() const { return path_; }
   void keep() { path_.clear(); }
+  // The mode mkdir would have given it (0777 less the umask) instead of mkdtemp's 0700: for a
+  // directory that is renamed into place as the command's output.
+  void set_default_permissions();
 
  private:
   std::filesystem::path path_;

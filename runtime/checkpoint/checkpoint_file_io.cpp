@@ -11,11 +11,14 @@
 #include <stdexcept>
 #include <vector>
 
+#include "core/error.h"
+
 namespace zt::checkpoint {
 namespace {
 
 [[noreturn]] void throw_io_error(std::string_view what, const std::filesystem::path& path) {
-  throw std::runtime_error(fmt::format("{} {}: {}", what, path.string(), std::strerror(errno)));
+  // The machine's answer about a path the user named (a full disk, a read-only directory).
+  throw UserError(fmt::format("{} {}: {}", what, path.string(), std::strerror(errno)));
 }
 
 }  // namespace

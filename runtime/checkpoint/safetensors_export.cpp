@@ -1,6 +1,7 @@
 #include "runtime/checkpoint/safetensors_export.h"
 
 #include "core/safe_file.h"
+#include "core/stop_signal.h"
 
 #include <fmt/format.h>
 
@@ -46,6 +47,7 @@ ExportResult export_safetensors(CheckpointReader& reader, const models::Model& m
   file.write(header_text);
   // One block in memory at a time.
   for (std::size_t b = 0; b < model.num_blocks(); ++b) {
+    throw_if_stop_requested();
     std::vector<float> values(manifest.blocks[b].numel);
     if (!values.empty()) reader.read_kind("master", b, 0, values.size(), values.data());
     file.write(std::as_bytes(std::span(values)));

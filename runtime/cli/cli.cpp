@@ -8,6 +8,7 @@
 #include <ostream>
 #include <vector>
 
+#include "core/stop_signal.h"
 #include "runtime/cli/command.h"
 #include "runtime/config/nearest_name.h"
 
@@ -116,28 +117,29 @@ int dispatch(std::span<const std::string> args, std::ostream& out, std::ostream&
 
 }  // namespace
 
+std::string failure_message(const std::exception& error) {
+  if (dynamic_cast<const UserError*>(&error) != nullptr) return error.what();
+  if (const auto* fs = dynamic_cast<const std::filesystem::filesystem_error*>(&error))
+    return fs->path1().string() + ": " + fs->code().message() +
+           (fs->path2().empty() ? std::string() : " (with " + fs->path2().string() + ")");
+  if (dynamic_cast<const std::bad_alloc*>(&error) != nullptr)
+    return "out of memory: this machine could not give the memory the command needed (a smaller model or batch, or "
+           "a machine with more memory)";
+  return std::string("internal error: ") + error.what();
+}
+
 int run_cli(std::span<const std::string> args, std::ostream& out, std::ostream& err) {
   std::string prefix = "zerotrain";
   try {
     return dispatch(args, out, err, prefix);
+  } catch (const StopRequested& error) {
+    err << prefix << ": " << error.what() << "\n";
+    return error.exit_code();
   } catch (const UsageError& error) {
     err << prefix << ": " << error.what() << "\n";
     return kExitUsage;
-  } catch (const UserError& error) {
-    err << prefix << ": " << error.what() << "\n";
-    return kExitFailure;
-  } catch (const std::filesystem::filesystem_error& error) {
-    // The machine's answer about a path the user named (a directory gone read-only, a full disk):
-    // the path and the system's reason, not an internal error.
-    err << prefix << ": " << error.path1().string() << ": " << error.code().message()
-        << (error.path2().empty() ? std::string() : " (with " + error.path2().string() + ")") << "\n";
-    return kExitFailure;
-  } catch (const std::bad_alloc&) {
-    err << prefix << ": out of memory: this machine could not give the memory the command needed (a smaller model "
-        << "or batch, or a machine with more memory)\n";
-    return kExitFailure;
   } catch (const std::exception& error) {
-    err << prefix << ": internal error: " << error.what() << "\n";
+    err << prefix << ": " << failure_message(error) << "\n";
     return kExitFailure;
   } catch (...) {
     err << prefix << ": internal error: an exception that is not a std::exception\n";

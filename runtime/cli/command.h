@@ -6,6 +6,8 @@
 
 #include <iosfwd>
 #include <span>
+#include <stdexcept>
+#include <string>
 #include <string_view>
 
 #include "core/error.h"
@@ -32,6 +34,12 @@ struct Command {
   // Runs the command on parsed options; throws UsageError or zt::UserError for the user's mistakes.
   int (*run)(const po::variables_map& options, std::ostream& out) = nullptr;
 };
+
+// What a failure says to the user: a UserError's message; for a path the system refused (a
+// directory gone read-only, a full disk) the path and the system's reason; for memory the machine
+// could not give, that; anything else is an internal error. The same words whether one rank
+// prints them (run_cli) or the first failing rank of several does before ending the job.
+std::string failure_message(const std::exception& error);
 
 // Every subcommand, in the order `zerotrain --help` lists them.
 std::span<const Command> all_commands();

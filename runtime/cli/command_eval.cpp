@@ -48,7 +48,7 @@ int run(const po::variables_map& options, std::ostream& out) {
                          r.dataset_windows, world);
   } catch (const std::exception& e) {
     if (world == 1) throw;
-    log::error("{}", e.what());  // other ranks may wait in a collective: end the whole job
+    log::error("{}", failure_message(e));  // other ranks may wait in a collective: end the whole job
     std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }

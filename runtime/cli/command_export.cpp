@@ -10,6 +10,7 @@
 #include <string>
 
 #include "runtime/checkpoint/checkpoint_reader.h"
+#include "core/stop_signal.h"
 #include "runtime/checkpoint/safetensors_export.h"
 #include "runtime/cli/command.h"
 #include "core/error.h"
@@ -50,6 +51,8 @@ int run(const po::variables_map& options, std::ostream& out) {
   refuse_output_inside(options["checkpoint"].as<std::string>(), output);
   checkpoint::CheckpointReader reader(options["checkpoint"].as<std::string>());
   auto model = build_model(reader.config().model);
+  // Ctrl-C or SIGTERM ends the export between tensors, removing its temporary output.
+  StopSignalHandler stop;
   std::size_t tensors = 0;
   std::uint64_t bytes = 0;
   if (format == "hf") {

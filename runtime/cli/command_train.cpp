@@ -5,6 +5,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "comm/mpi_bootstrap.h"
@@ -14,6 +15,7 @@
 #include "core/log.h"
 #include "runtime/trace/step_range.h"
 #include "runtime/train/job_stopped.h"
+#include "runtime/train/resume_choice.h"
 #include "runtime/train/trainer.h"
 
 namespace zt::cli {
@@ -34,6 +36,7 @@ int run(const po::variables_map& options, std::ostream&) {
   // same way (and once per rank at worst) without any rank waiting on another.
   Config config = load_config_options(options);
   if (options.count("resume")) config.checkpoint.resume = options["resume"].as<std::string>();
+  config = with_model_shape_of_resumed_checkpoint(std::move(config));
   std::optional<trace::StepRange> trace_steps;
   if (options.count("trace")) {
     try {
@@ -57,7 +60,7 @@ int run(const po::variables_map& options, std::ostream&) {
     if (world == 1) throw;
     // Other ranks may be inside a collective this rank will never join: end the whole job now
     // rather than leave them to the comm timeout.
-    log::error("{}", e.what());
+    log::error("{}", failure_message(e));
     std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }

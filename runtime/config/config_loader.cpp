@@ -294,12 +294,17 @@ void apply_model_preset(Config& config, const std::map<std::string, std::string>
 
 // With model.init_from, the checkpoint's config.json gives the shape keys that were not given
 // explicitly (an explicit preset wins: the weights are then checked against it when loaded).
-void apply_init_from_shape(Config& config, const std::map<std::string, std::string>& origin_of) {
+// Those keys' origin is the config.json, so that a check across keys blames the file the value
+// came from.
+void apply_init_from_shape(Config& config, std::map<std::string, std::string>& origin_of) {
   if (config.model.init_from.empty() || origin_of.contains("model.preset")) return;
   const std::optional<std::filesystem::path> config_json = hf_config_json_for(config.model.init_from);
   if (!config_json) return;
-  for (const auto& [path, value] : hf_config_shape(*config_json))
-    if (!origin_of.contains(path)) find_config_key(path)->store(config, value);
+  for (const auto& [path, value] : hf_config_shape(*config_json)) {
+    if (origin_of.contains(path)) continue;
+    find_config_key(path)->store(config, value);
+    origin_of[path] = fmt::format("{} (model.init_from)", config_json->string());
+  }
   config.model.preset = ModelPreset::none;  // the shape is the checkpoint's, not the default preset's
 }
 

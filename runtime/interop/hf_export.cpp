@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "core/safe_file.h"
+#include "core/stop_signal.h"
 #include "runtime/checkpoint/checkpoint_file_io.h"
 #include "runtime/interop/hf_model_family.h"
 #include "runtime/interop/hf_tensor_layout.h"
@@ -45,6 +46,7 @@ HfExportResult export_hf(checkpoint::CheckpointReader& reader, const models::Mod
   writer.begin(staging.path() / "model.safetensors", {{"format", "pt"}});
   // One tensor in memory at a time.
   for (const models::HfTensorMapping& m : family.tensors) {
+    throw_if_stop_requested();
     const models::ParamTensor& t = model.block(m.block).layout().find(m.tensor);
     std::vector<float> values(t.numel);
     reader.read_kind("master", m.block, t.offset, t.numel, values.data());
@@ -57,6 +59,9 @@ HfExportResult export_hf(checkpoint::CheckpointReader& reader, const models::Mod
   config_json["torch_dtype"] = dtype == DType::bf16 ? "bfloat16" : dtype == DType::f16 ? "float16" : "float32";
   checkpoint::write_file_synced(staging.path() / "config.json", config_json.dump(2) + "\n");
   checkpoint::sync_directory(staging.path());
+  // mkdtemp made it 0700; the export is an ordinary directory, as mkdir would make it.
+  staging.set_default_permissions();
+  throw_if_stop_requested();
   if (std::rename(staging.path().c_str(), dir.c_str()) != 0)
     throw UserError(fmt::format("{}: cannot move the export into place: {}", dir.string(), std::strerror(errno)));
   staging.keep();

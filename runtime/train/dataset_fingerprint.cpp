@@ -39,6 +39,20 @@ DataFileDigest digest_file(const std::filesystem::path& file) {
 
 }  // namespace
 
+std::vector<DataFileDigest> digest_init_from(const std::filesystem::path& init_from) {
+  std::error_code error;
+  const bool directory = std::filesystem::is_directory(init_from, error);
+  const std::filesystem::path weights = directory ? init_from / "model.safetensors" : init_from;
+  const std::filesystem::path config = (directory ? init_from : init_from.parent_path()) / "config.json";
+  std::vector<DataFileDigest> digests;
+  if (std::filesystem::is_regular_file(config, error)) digests.push_back(digest_file(config));
+  // Anything but a regular file is named, never read (a named pipe would block the rank here).
+  if (!std::filesystem::is_regular_file(weights, error))
+    throw UserError(fmt::format("{}: not a regular file that can be read", weights.string()));
+  digests.push_back(digest_file(weights));
+  return digests;
+}
+
 std::vector<DataFileDigest> digest_data_files(const std::string& pattern) {
   std::vector<DataFileDigest> digests;
   for (const std::filesystem::path& file : data::expand_shard_pattern(pattern)) digests.push_back(digest_file(file));

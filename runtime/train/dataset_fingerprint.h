@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -21,5 +22,10 @@ struct DataFileDigest {
 // Digests of the files matching `pattern`, sorted by name. Throws zt::UserError when nothing
 // matches or a file cannot be read.
 std::vector<DataFileDigest> digest_data_files(const std::string& pattern);
+
+// Digests of what `model.init_from` reads: the config.json beside the weights (when there is one)
+// and the weights (DIR/model.safetensors, or the .safetensors file named). Throws zt::UserError
+// when the weights are not a regular file that can be read.
+std::vector<DataFileDigest> digest_init_from(const std::filesystem::path& init_from);
 
 }  // namespace zt

@@ -84,6 +84,13 @@ RankFingerprint fingerprint_of(const Config& config) {
   RankFingerprint fingerprint;
   for (const ConfigKey& key : config_keys())
     if (!is_rank_local_key(key.path)) fingerprint.config.emplace_back(key.path, format_config_value(key, key.read(config)));
+  if (!config.model.init_from.empty()) {
+    try {
+      fingerprint.init_files = digest_init_from(config.model.init_from);
+    } catch (const UserError& e) {
+      fingerprint.init_error = e.what();
+    }
+  }
   if (!models::model_family(config.model.type).reads_tokens()) return fingerprint;  // synthetic data: no files
   try {
     fingerprint.train_files = digest_data_files(config.data.train_files);
@@ -101,6 +108,8 @@ std::string to_json_text(const RankFingerprint& fingerprint) {
   json["train_files"] = digests_to_json(fingerprint.train_files);
   json["val_files"] = digests_to_json(fingerprint.val_files);
   json["data_error"] = fingerprint.data_error;
+  json["init_files"] = digests_to_json(fingerprint.init_files);
+  json["init_error"] = fingerprint.init_error;
   return json.dump();
 }
 
@@ -111,6 +120,8 @@ RankFingerprint fingerprint_from_json_text(const std::string& text) {
   fingerprint.train_files = digests_from_json(json.at("train_files"));
   fingerprint.val_files = digests_from_json(json.at("val_files"));
   fingerprint.data_error = json.at("data_error").get<std::string>();
+  fingerprint.init_files = digests_from_json(json.at("init_files"));
+  fingerprint.init_error = json.at("init_error").get<std::string>();
   return fingerprint;
 }
 
@@ -132,6 +143,12 @@ std::vector<std::string> describe_differences(const RankFingerprint& reference, 
   }
   compare_files(reference.train_files, other.train_files, other_rank, "training", out);
   compare_files(reference.val_files, other.val_files, other_rank, "validation", out);
+  if (other.init_error != reference.init_error) {
+    if (!other.init_error.empty())
+      out.push_back(fmt::format("rank {} cannot read model.init_from: {}", other_rank, other.init_error));
+    if (!reference.init_error.empty()) out.push_back(fmt::format("rank 0 cannot read model.init_from: {}", reference.init_error));
+  }
+  compare_files(reference.init_files, other.init_files, other_rank, "model.init_from", out);
   return out;
 }
 

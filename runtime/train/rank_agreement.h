@@ -1,5 +1,5 @@
 // The start-up check that every rank is about to run the same job: the same resolved config and
-// the same training/validation data. Ranks that disagree (a different --set on one node, another
+// the same training/validation data and the same model.init_from weights. Ranks that disagree (a different --set on one node, another
 // copy of the data, a stale file) would otherwise hang in mismatched collectives or, worse, train
 // on silently; here they stop before the first step with a message that names the difference.
 //
@@ -24,6 +24,10 @@ struct RankFingerprint {
   std::vector<DataFileDigest> train_files;
   std::vector<DataFileDigest> val_files;  // only when validation runs
   std::string data_error;                 // why the data could not be digested; empty when it could
+  // model.init_from's config.json and weights (node-local copies may differ), and why they could
+  // not be digested (a resumed run no longer needs them: only a difference between ranks counts).
+  std::vector<DataFileDigest> init_files;
+  std::string init_error;
 };
 
 // The keys ranks may set differently: they only change what this rank prints or which local GPU it

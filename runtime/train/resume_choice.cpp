@@ -14,6 +14,8 @@
 #include "runtime/checkpoint/checkpoint_directory.h"
 #include "runtime/checkpoint/checkpoint_reader.h"
 #include "core/error.h"
+#include "core/log.h"
+#include "runtime/config/hf_config_shape.h"
 #include "core/safe_file.h"
 
 namespace zt {
@@ -121,6 +123,24 @@ std::optional<std::string> resume_mismatch(const ResumeChoice& choice) {
 std::string new_run_id() {
   std::random_device device;  // /dev/urandom: two runs started at once still differ
   return fmt::format("{:08x}{:08x}{:08x}{:08x}", device(), device(), device(), device());
+}
+
+std::filesystem::path checkpoint_root(const Config& config) {
+  return config.checkpoint.dir.empty() ? std::filesystem::path(config.logging.run_dir) / "checkpoints"
+                                       : std::filesystem::path(config.checkpoint.dir);
+}
+
+Config with_model_shape_of_resumed_checkpoint(Config config) {
+  const std::string init_from = config.model.init_from;
+  if (init_from.empty() || config.checkpoint.resume == "none" || hf_config_json_for(init_from)) return config;
+  const ResumeChoice choice = choose_resume(config.checkpoint, checkpoint_root(config));
+  if (!choice.from) return config;  // a fresh start reads the weights, and says they are gone
+  config.model = checkpoint::CheckpointReader(*choice.from).config().model;
+  config.model.init_from = init_from;
+  log::progress("model.init_from {} has no config.json (moved or deleted?): the model's shape is that of the "
+                "checkpoint it resumes from, {}, which needs none of init_from's weights",
+                init_from, choice.from->string());
+  return config;
 }
 
 }  // namespace zt

@@ -44,4 +44,14 @@ std::optional<std::string> resume_mismatch(const ResumeChoice& choice);
 // A fresh random run id (32 hex digits).
 std::string new_run_id();
 
+// The directory checkpoints go to: checkpoint.dir, or <logging.run_dir>/checkpoints.
+std::filesystem::path checkpoint_root(const Config& config);
+
+// A run started with model.init_from whose config.json is gone (the Hugging Face directory was
+// deleted or moved after the run began) cannot read its shape there; when it resumes from a
+// checkpoint, which reads no weights from init_from, the shape is the checkpoint's (its resolved
+// config). Returns `config` with that model section (init_from kept), or unchanged when
+// init_from's config.json is there, nothing is resumed, or no checkpoint is found.
+Config with_model_shape_of_resumed_checkpoint(Config config);
+
 }  // namespace zt

@@ -22,7 +22,7 @@
 #include "runtime/train/checkpoint_dir_lock.h"
 #include "runtime/train/nonfinite_guard.h"
 #include "runtime/train/resume_choice.h"
-#include "runtime/train/stop_signal.h"
+#include "core/stop_signal.h"
 #include "zero/engine.h"
 
 namespace zt {

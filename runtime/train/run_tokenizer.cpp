@@ -17,6 +17,7 @@ std::unique_ptr<data::Tokenizer> run_tokenizer(const Config& config, std::string
                                                const std::filesystem::path& merges_txt) {
   const std::filesystem::path summary =
       std::filesystem::path(config.data.train_files).parent_path() / std::string(data::kDatasetSummaryFile);
+  const bool asked = !kind.empty();  // --tokenizer given, rather than read from the data's summary
   if (kind.empty()) {
     std::string why;
     const std::optional<std::string> text = read_regular_file(summary, why);
@@ -34,7 +35,8 @@ std::unique_ptr<data::Tokenizer> run_tokenizer(const Config& config, std::string
                                   summary.string(), config.model.vocab_size));
   }
   if (kind == "gpt2" && (vocab_json.empty() || merges_txt.empty()))
-    throw UserError("the run's data was tokenized with GPT-2's BPE: pass --vocab vocab.json --merges merges.txt");
+    throw UserError(asked ? "--tokenizer gpt2 needs GPT-2's vocabulary: pass --vocab vocab.json --merges merges.txt"
+                          : "the run's data was tokenized with GPT-2's BPE: pass --vocab vocab.json --merges merges.txt");
   std::unique_ptr<data::Tokenizer> tokenizer = data::make_tokenizer(kind, vocab_json, merges_txt);
   if (tokenizer->vocab_size() > config.model.vocab_size)
     throw UserError(fmt::format("the {} tokenizer has {} tokens, more than the model's vocab_size {}", kind,

@@ -9,13 +9,14 @@
 #include "core/log.h"
 #include "core/memory.h"
 #include "runtime/interop/hf_weights.h"
+#include "runtime/train/resume_choice.h"
 #include "runtime/train/trainer.h"
 
 namespace zt {
 
 void Trainer::restore_or_init() {
   const CheckpointConfig& c = config_.checkpoint;
-  checkpoint_root_ = c.dir.empty() ? std::filesystem::path(config_.logging.run_dir) / "checkpoints" : std::filesystem::path(c.dir);
+  checkpoint_root_ = checkpoint_root(config_);
   // Rank 0 alone resolves checkpoint.resume (and refuses another run's checkpoint.dir); every rank
   // then checks it sees that very checkpoint (resume_choice.h).
   const ResumeChoice choice = guard_->agree_on_resume([&] { return choose_resume(c, checkpoint_root_); });

@@ -80,5 +80,31 @@ TEST_F(SafeFileTest, ADeviceNodeIsRefusedAndKept) {
   EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 1);
 }
 
+// /dev/stdout is a link to a terminal or a pipe: a link that stands for a device, a pipe or a
+// directory is refused and kept; a link to a regular file (or to nothing) is itself replaced,
+// leaving the file it pointed at as it was.
+TEST_F(SafeFileTest, ALinkToAPipeIsRefusedAndALinkToAFileIsReplacedItself) {
+  const fs::path pipe = dir_ / "pipe", to_pipe = dir_ / "to-pipe";
+  ASSERT_EQ(::mkfifo(pipe.c_str(), 0644), 0);
+  fs::create_symlink(pipe, to_pipe);
+  const std::string message = refusal(to_pipe);
+  EXPECT_NE(message.find(to_pipe.string() + ": is a symbolic link to a named pipe"), std::string::npos) << message;
+  EXPECT_TRUE(fs::is_symlink(to_pipe));
+  fs::create_directory_symlink(dir_, dir_ / "to-dir");
+  EXPECT_NE(refusal(dir_ / "to-dir").find("is a symbolic link to a directory"), std::string::npos);
+
+  const fs::path file = dir_ / "file.txt", to_file = dir_ / "to-file";
+  write_file_atomically(file, "kept");
+  fs::create_symlink(file, to_file);
+  write_file_atomically(to_file, "new");
+  EXPECT_FALSE(fs::is_symlink(to_file));
+  std::ifstream kept(file), replaced(to_file);
+  std::string a, b;
+  std::getline(kept, a);
+  std::getline(replaced, b);
+  EXPECT_EQ(a, "kept");
+  EXPECT_EQ(b, "new");
+}
+
 }  // namespace
 }  // namespace zt

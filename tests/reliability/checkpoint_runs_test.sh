@@ -100,3 +100,28 @@ last=$(grep -o '"step":[0-9]*' run/metrics.jsonl | tail -1 | cut -d: -f2)
 train --resume auto --set train.steps=$((last + 2))
 assert_eq "$rc" 0 "exit status of a run after the first one ended; output: $out"
 pass "two runs on one checkpoint.dir: the second refused before step 1; the directory free again after the first"
+
+# (6) A run started from Hugging Face weights (model.init_from, its shape read from config.json)
+# resumes after the Hugging Face directory is gone: resuming reads none of its weights, and the
+# resolved shape is the checkpoint's (not the default preset's, which has 2 layers, not 3).
+train --set model.n_layer=3 --set train.steps=2 --set checkpoint.interval=2 --set logging.run_dir=src_run
+assert_eq "$rc" 0 "exit status of the run the weights come from; output: $out"
+"$ZEROTRAIN" export --checkpoint src_run/checkpoints/step_00000002 --format hf --output hf_weights >/dev/null ||
+  fail "the hf export failed"
+cat >init.yaml <<YAML
+model: {init_from: hf_weights}
+data: {train_files: "data/train_*.bin", val_files: "data/val_*.bin"}
+train: {device: cpu, train_micro_batch_size_per_gpu: 2, steps: 4, eval_interval: 0}
+checkpoint: {interval: 2}
+logging: {run_dir: init_run, log_interval: 1}
+comm: {timeout_s: 10}
+YAML
+run_job 2 "$ZEROTRAIN" train --config init.yaml
+assert_eq "$rc" 0 "exit status of the run from model.init_from; output: $out"
+mv hf_weights hf_weights.gone
+run_job 2 "$ZEROTRAIN" train --config init.yaml --set train.steps=6 --resume auto
+assert_eq "$rc" 0 "exit status of the resumed run whose init_from is gone; output: $out"
+assert_contains "$out" "model.init_from hf_weights has no config.json (moved or deleted?): the model's shape is that of the checkpoint"
+assert_contains "$out" "resumed from init_run/checkpoints/step_00000004"
+assert_contains "$out" "step 6/6"
+pass "a run from model.init_from resumes with the checkpoint's shape after the Hugging Face directory is gone"

@@ -119,7 +119,31 @@ out=$("$ZEROTRAIN" export --checkpoint "$ck" --format hf --output /proc/zt_none/
 assert_eq "$rc" 1 "exit status of an hf export under /proc"
 assert_contains "$out" "zerotrain export: /proc/zt_none: No such file or directory"
 assert_not_contains "$out" "internal error" "output of an hf export under /proc"
-pass "export --format hf: whole or nothing; a failed or killed export does not block the next"
+# The export is a directory like any other: mkdir's mode, not its temporary name's 0700.
+assert_eq "$(stat -c %a hf_out)" "$(printf '%o' $((0777 & ~$(umask))))" "the mode of the hf export"
+# A full disk (here a file size limit: the write fails with EFBIG) is named with the path.
+rc=0
+out=$( (ulimit -f 64 && trap '' XFSZ && exec "$ZEROTRAIN" export --checkpoint "$ck" --format hf --output hf_full) 2>&1) ||
+  rc=$?
+assert_eq "$rc" 1 "exit status of an hf export that cannot write"
+assert_contains "$out" "model.safetensors: File too large"
+assert_not_contains "$out" "internal error" "output of an hf export that cannot write"
+[[ ! -e hf_full && -z $(find . -maxdepth 1 -name '.hf_full.tmp-*') ]] ||
+  fail "an hf export that could not write left files: $(ls -la)"
+# Ctrl-C or SIGTERM in the middle (here on opening the checkpoint's shard): the export stops at the
+# next tensor with the shell's status for the signal and removes what it had written.
+for format in safetensors hf; do
+  for signal in 2 15; do
+    rc=0
+    out=$(LD_PRELOAD=$ZT_CRASH_ON_OPEN_LIB ZT_CRASH_ON_OPEN=master.f32 ZT_CRASH_ON_OPEN_SIGNAL=$signal "$ZEROTRAIN" \
+      export --checkpoint "$ck" --format $format --output signalled 2>&1) || rc=$?
+    assert_eq "$rc" $((128 + signal)) "exit status of a $format export stopped by signal $signal"
+    assert_contains "$out" "stopped by SIG"
+    [[ ! -e signalled && -z $(find . -maxdepth 1 -name '.signalled*') ]] ||
+      fail "a $format export stopped by signal $signal left files: $(ls -la)"
+  done
+done
+pass "export --format hf: whole or nothing; a failed, killed or stopped export does not block the next"
 
 # (5) prepare-data with bad input over an existing dataset: the dataset stays as it was.
 before=$(cat data/*.bin data/dataset.json | sha256sum)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Ranks that disagree stop at start-up, all of them, with a message naming the difference:
-# (1) rank 1 gets another --set, (2) rank 1 reads a different copy of the data, (3) a rank-local
+# (1) rank 1 gets another --set, (2) rank 1 reads a different copy of the data, (2b) or of the
+# model.init_from weights, (3) a rank-local
 # key (logging.level) may differ. usage: ranks_disagree_test.sh ZEROTRAIN REPO MPIEXEC [FLAGS...]
 source "$(dirname "$0")/lib.sh"
 make_job
@@ -57,6 +58,30 @@ run_job 2 ./data_differs.sh train --config config.yaml --set train.eval_interval
 assert_eq "$rc" 1 "exit status with a file missing on rank 1"
 assert_contains "$out" "rank 1 cannot read its data"
 pass "validation file missing on rank 1: exit $rc after $ms ms"
+
+# (2b) model.init_from read from node-local copies: rank 1's Hugging Face weights differ in one
+# byte of a tensor. At stage 0 each rank would otherwise train its own model and log their mean.
+run_job 1 "$ZEROTRAIN" train --config config.yaml --set train.steps=2 --set checkpoint.interval=2 \
+  --set logging.run_dir=hf_run
+assert_eq "$rc" 0 "exit status of the run the weights come from; output: $out"
+"$ZEROTRAIN" export --checkpoint "$(ls -d hf_run/checkpoints/step_* | head -1)" --format hf --output hf >/dev/null ||
+  fail "the hf export failed"
+for r in 0 1; do mkdir "init$r" && cp -r data config.yaml hf "init$r/"; done
+weights_bytes=$(stat -c %s init1/hf/model.safetensors)
+printf '\x41' | dd of=init1/hf/model.safetensors bs=1 seek=$((weights_bytes - 100)) conv=notrunc status=none
+cat >init_differs.sh <<SH
+#!/usr/bin/env bash
+cd "$TMP/init\$OMPI_COMM_WORLD_RANK" && exec "$ZEROTRAIN" "\$@"
+SH
+chmod +x init_differs.sh
+run_job 2 ./init_differs.sh train --config config.yaml --set model.init_from=hf --set zero_optimization.stage=0
+assert_eq "$rc" 1 "exit status of ranks reading different model.init_from weights"
+assert_contains "$out" "rank 1 reads hf/model.safetensors with a different content: crc32 of the whole file"
+assert_not_contains "$out" "step 1/" "output (no rank may start training)"
+cp init0/hf/model.safetensors init1/hf/model.safetensors
+run_job 2 ./init_differs.sh train --config config.yaml --set model.init_from=hf --set train.steps=2
+assert_eq "$rc" 0 "exit status of ranks reading the same model.init_from weights; output: $out"
+pass "different model.init_from weights on rank 1: exit 1, named; the same weights train"
 
 # (3) Keys that only change what one rank prints are allowed to differ; the job trains to the end.
 cat >level_differs.sh <<SH

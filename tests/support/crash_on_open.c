@@ -1,10 +1,13 @@
 /* A fault injector for tests, loaded with LD_PRELOAD: the process dies with _exit(86) the moment it
  * opens a file whose path contains $ZT_CRASH_ON_OPEN (nothing happens when it is unset). A test
  * names a file that zerotrain writes in the middle of a checkpoint to leave a partial checkpoint
- * behind, as a crash or a kill at that moment would; zerotrain itself has no hook for it. */
+ * behind, as a crash or a kill at that moment would; zerotrain itself has no hook for it. With
+ * $ZT_CRASH_ON_OPEN_SIGNAL set to a signal number, the process instead sends itself that signal,
+ * once, and goes on: a Ctrl-C or a kill arriving at that moment. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +17,15 @@
 static void crash_if_named(const char* path) {
   const char* pattern = getenv("ZT_CRASH_ON_OPEN");
   if (!pattern || !*pattern || !path || !strstr(path, pattern)) return;
+  const char* signal_number = getenv("ZT_CRASH_ON_OPEN_SIGNAL");
+  if (signal_number && *signal_number) {
+    static int sent = 0;
+    if (!sent) {
+      sent = 1;
+      raise(atoi(signal_number));
+    }
+    return;
+  }
   static const char message[] = "crash_on_open: exiting as the test asked, on opening a file it named\n";
   (void)!write(2, message, sizeof message - 1);
   _exit(86);

@@ -748,5 +748,17 @@ TEST(ConfigInitFrom, ShapesFromConfigJsonGetTheSchemasRanges) {
   }
 }
 
+// Values that pass each key's range but not a check across keys are blamed on the config.json
+// they came from, not on the YAML that never named them.
+TEST(ConfigInitFrom, AChecksAcrossKeysBlamesTheConfigJsonTheValuesCameFrom) {
+  const std::filesystem::path dir = std::filesystem::path(testing::TempDir()) / "hf_shape_heads";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "config.json") << R"({"model_type": "gpt2", "n_layer": 2, "n_embd": 64, "vocab_size": 256, )"
+                                     << R"("n_positions": 64, "n_head": 3})";
+  const std::string error = parse_error("model:\n  init_from: " + dir.string() + "\n");
+  expect_contains(error, {(dir / "config.json").string() + " (model.init_from): model.n_embd = 64 is not a multiple of "
+                          "model.n_head = 3"});
+}
+
 }  // namespace
 }  // namespace zt

@@ -1,8 +1,10 @@
-#include "runtime/train/stop_signal.h"
+#include "core/stop_signal.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <fmt/format.h>
 
 #include <csignal>
 #include <stdexcept>
@@ -61,5 +63,14 @@ StopSignalHandler::~StopSignalHandler() {
 }
 
 int StopSignalHandler::received() { return g_received; }
+
+StopRequested::StopRequested(int signal)
+    : UserError(fmt::format("stopped by {} before the end; what was being written was removed",
+                            signal == SIGINT ? "SIGINT" : signal == SIGTERM ? "SIGTERM" : fmt::format("signal {}", signal))),
+      signal_(signal) {}
+
+void throw_if_stop_requested() {
+  if (const int signal = StopSignalHandler::received()) throw StopRequested(signal);
+}
 
 }  // namespace zt

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "core/log.h"
-#include "runtime/train/stop_signal.h"
+#include "core/stop_signal.h"
 
 namespace zt {
 namespace {
