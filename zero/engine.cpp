@@ -407,8 +407,14 @@ std::vector<float> ZeroEngine::gather_full_params_f32() {
 }
 
 ZeroEngine::OptimizerShard ZeroEngine::download_optimizer_shard() {
+  OptimizerShard shard;
+  download_optimizer_shard(shard);
+  return shard;
+}
+
+void ZeroEngine::download_optimizer_shard(OptimizerShard& into) {
   for (Work& work : param_sync_) work.wait();  // nothing may still write what we read
-  return optimizer_.download(ctx_.stream());
+  optimizer_.download(ctx_.stream(), into);
 }
 
 void ZeroEngine::set_params_from_master(const std::vector<float>& master) {

@@ -94,6 +94,7 @@ class ZeroEngine {
   int shard_rank() const { return optimizer_.owner(); }
   using OptimizerShard = ShardOptimizer::HostState;
   OptimizerShard download_optimizer_shard();
+  void download_optimizer_shard(OptimizerShard& into);  // reusing into's memory
   // Replaces the optimizer state with `source`'s values for owned_ranges(), refreshes the
   // compute-dtype parameters from the new master weights (stages 1/2 all-gather them as after a
   // step) and restores the step count and loss scaler: the next train_step continues as if the

@@ -13,12 +13,22 @@ void upload_f32(BufferView dst, const float* host, Stream& stream, MemoryTracker
   stream.synchronize();
 }
 
-std::vector<float> download_f32(BufferView src, Stream& stream, MemoryTracker& tracker) {
+void download_f32(BufferView src, Stream& stream, MemoryTracker& tracker, std::vector<float>& values) {
+  values.resize(src.numel);  // keeps its memory when the size is the same
+  if (src.dtype == DType::f32) {  // straight into the vector: no staging, no conversion
+    copy_async({values.data(), values.size(), DType::f32, Device::cpu()}, src, stream);
+    stream.synchronize();
+    return;
+  }
   Buffer staging = Buffer::host(src.dtype, src.numel, MemCategory::workspace, Buffer::HostMemory::pageable, tracker);
   copy_async(staging.view(), src, stream);
   stream.synchronize();
-  std::vector<float> values(src.numel);
   convert_host(staging.data(), src.dtype, values.data(), DType::f32, src.numel);
+}
+
+std::vector<float> download_f32(BufferView src, Stream& stream, MemoryTracker& tracker) {
+  std::vector<float> values;
+  download_f32(src, stream, tracker, values);
   return values;
 }
 
@@ -84,9 +94,16 @@ void ShardOptimizer::update(BufferView grad_shard, double lr, float multiplier, 
   }
 }
 
+void ShardOptimizer::download(Stream& stream, HostState& into) const {
+  download_f32(master_.view(), stream, tracker_, into.master);
+  download_f32(exp_avg_.view(), stream, tracker_, into.exp_avg);
+  download_f32(exp_avg_sq_.view(), stream, tracker_, into.exp_avg_sq);
+}
+
 ShardOptimizer::HostState ShardOptimizer::download(Stream& stream) const {
-  return {download_f32(master_.view(), stream, tracker_), download_f32(exp_avg_.view(), stream, tracker_),
-          download_f32(exp_avg_sq_.view(), stream, tracker_)};
+  HostState state;
+  download(stream, state);
+  return state;
 }
 
 std::vector<float> ShardOptimizer::load(ShardSource& source, Stream& stream) {

@@ -56,6 +56,9 @@ class ShardOptimizer {
     std::vector<float> master, exp_avg, exp_avg_sq;  // the whole shard, padding included (zeros)
   };
   HostState download(Stream& stream) const;
+  // The same into `into`, whose vectors keep their memory when their size is unchanged (a
+  // snapshot buffer reused save after save: no allocation, no first-touch page faults).
+  void download(Stream& stream, HostState& into) const;
   // The owned ranges read from source; returns the new master weights of the whole shard.
   std::vector<float> load(ShardSource& source, Stream& stream);
 
@@ -80,5 +83,6 @@ class ShardOptimizer {
 // and checkpoints, never inside a step.
 void upload_f32(BufferView dst, const float* host, Stream& stream, MemoryTracker& tracker);
 std::vector<float> download_f32(BufferView src, Stream& stream, MemoryTracker& tracker);
+void download_f32(BufferView src, Stream& stream, MemoryTracker& tracker, std::vector<float>& values);
 
 }  // namespace zt

@@ -90,6 +90,7 @@ struct CheckpointConfig {
   std::int64_t interval = 0;  // steps; 0 = off
   std::int64_t keep_last = 0;  // 0 = keep all
   std::string resume;  // "none", "auto" or a checkpoint path
+  bool async_save = false;  // write the files in the background; the step waits for the host copy only
   bool operator==(const CheckpointConfig&) const = default;
 };
 

@@ -413,6 +413,12 @@ std::vector<ConfigKey> make_keys() {
               "Save a checkpoint every this many steps; 0 = never."));
   add(integer("checkpoint.keep_last", field(&Config::checkpoint, &CheckpointConfig::keep_last), 3, between(0, 1 << 20),
               "Checkpoints kept on disk, older ones are deleted; 0 = keep all."));
+  add(boolean("checkpoint.async_save", field(&Config::checkpoint, &CheckpointConfig::async_save), false,
+              "Write checkpoints in the background: a save copies this rank's shard of the state to host memory "
+              "(a buffer as large as this rank's optimizer state, kept for the next save) and training goes on "
+              "while a thread writes the files with the same protocol (COMPLETE last, fsync, rename). At most "
+              "one save is in flight: the next waits for it, and so do the end of the run and a stop signal; a "
+              "failed background save ends the job naming the error."));
   add(text("checkpoint.resume", field(&Config::checkpoint, &CheckpointConfig::resume), "none",
            "`none`: start from scratch; `auto`: from the latest checkpoint in `dir` if there is one; a path: "
            "from that checkpoint.",

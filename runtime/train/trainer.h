@@ -23,6 +23,9 @@
 #include "zero/engine.h"
 
 namespace zt {
+namespace checkpoint {
+class BackgroundCheckpointWriter;
+}
 
 struct TrainSummary {
   std::int64_t steps = 0;
@@ -56,7 +59,12 @@ class Trainer {
   // seed; save every checkpoint.interval steps and at the last step.
   void restore_or_init();
   bool checkpoint_due(std::int64_t step) const;
+  // checkpoint.async_save: the step waits only for the state's copy to host memory (and for the
+  // previous save, if still in flight); the files are written in the background.
   void save_checkpoint(std::int64_t step);
+  // The background save: reports one that has finished (or, with `wait`, waits for it first).
+  // A failed save ends the job here with its error.
+  void collect_background_save(bool wait);
   // The newest complete checkpoint this run saved (or resumed from) in checkpoint_root_.
   std::optional<std::filesystem::path> newest_checkpoint_of_this_run() const;
   MemoryTracker::Space memory_space() const;
@@ -93,6 +101,9 @@ class Trainer {
   double peak_flops_per_s_ = 0.0;  // all ranks: the sgemm rate (CPU) or the GPU peak (gpu_peak.h); 0 = unknown
   std::unique_ptr<trace::TraceSession> trace_;
   std::unique_ptr<data::Tokenizer> sample_tokenizer_;  // rank 0, when samples are printed as text
+  // Last, so destroyed first: an unfinished background save ends while the checkpoint.dir lock
+  // (guard_) is still held.
+  std::unique_ptr<checkpoint::BackgroundCheckpointWriter> background_saves_;
 };
 
 }  // namespace zt

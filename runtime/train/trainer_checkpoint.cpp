@@ -72,6 +72,8 @@ bool Trainer::checkpoint_due(std::int64_t step) const {
 }
 
 void Trainer::save_checkpoint(std::int64_t step) {
+  const auto started = std::chrono::steady_clock::now();
+  collect_background_save(true);  // at most one save in flight
   checkpoint::SaveRequest request;
   request.root = checkpoint_root_;
   request.step = step;
@@ -83,10 +85,29 @@ void Trainer::save_checkpoint(std::int64_t step) {
   request.keep_last = config_.checkpoint.keep_last;
   request.run_id = run_id_;
   request.save_index = next_save_index_++;
+  request.peer_timeout = std::chrono::duration<double>(config_.comm.timeout_s);
+  if (config_.checkpoint.async_save) {
+    if (!background_saves_) background_saves_ = std::make_unique<checkpoint::BackgroundCheckpointWriter>();
+    checkpoint::save_checkpoint_async(*engine_, *model_, request, *background_saves_);
+    const double blocked = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (comm_->rank() == 0)
+      log::progress("step {} | checkpoint {}: the state copied in {:.3f} s; its files are written in the background",
+                    step, (checkpoint_root_ / checkpoint::checkpoint_dir_name(step)).string(), blocked);
+    return;
+  }
   checkpoint::SaveResult saved = checkpoint::save_checkpoint(*engine_, *model_, request);
   if (comm_->rank() == 0)
     log::progress("step {} | checkpoint {} ({}) written in {:.3f} s", step, saved.dir.string(),
                   format_bytes(static_cast<std::int64_t>(saved.bytes)), saved.seconds);
+}
+
+void Trainer::collect_background_save(bool wait) {
+  if (!background_saves_ || !background_saves_->in_flight()) return;
+  if (!wait && !background_saves_->finished()) return;
+  const std::optional<checkpoint::SaveResult> saved = background_saves_->wait();  // rethrows its error
+  if (saved && comm_->rank() == 0)
+    log::progress("checkpoint {} ({}) complete, written in the background in {:.3f} s", saved->dir.string(),
+                  format_bytes(static_cast<std::int64_t>(saved->bytes)), saved->seconds);
 }
 
 }  // namespace zt

@@ -8,9 +8,11 @@
 namespace zt {
 
 void Trainer::stop_early(const StopRequest& stop) {
+  collect_background_save(true);  // finished before the final save, or named as the last good one
   std::string note;
   if (stop.save_checkpoint() && config_.checkpoint.interval > 0) {
     save_checkpoint(stop.step);  // collective; every rank got the same request
+    collect_background_save(true);  // checkpoint.async_save: the final one is complete before the exit
     note = fmt::format("final checkpoint {} written; continue with --resume auto",
                        (checkpoint_root_ / checkpoint::checkpoint_dir_name(stop.step)).string());
   } else {
