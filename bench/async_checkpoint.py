@@ -68,7 +68,7 @@ def main():
               f"| every save (s) | {', '.join(f'{x:.2f}' for x in blocked[False])} | "
               f"{', '.join(f'{x:.3f}' for x in blocked[True])} |",
               f"| background write, median (s) | - | {statistics.median(background):.3f} |",
-              f"| median step time of the runs (ms) | {statistics.median(steps[False]):.0f} | "
+              f"| median step time, saves excluded (ms) | {statistics.median(steps[False]):.0f} | "
               f"{statistics.median(steps[True]):.0f} |",
               "", f"Blocked, asynchronous / synchronous: {async_s / sync_s:.3f}"]
     pc.write_results(pc.ROOT / "bench" / "results" / "async_checkpoint.md", lines)

@@ -201,8 +201,8 @@ BackgroundCheckpointWriter::~BackgroundCheckpointWriter() {
     const SaveResult done = pending_.get();
     log::info("checkpoint {} was completed in the background", done.dir.string());
   } catch (const std::exception& e) {
-    log::warn("a checkpoint being written in the background was given up ({}); the one before it stays the newest "
-              "complete checkpoint",
+    log::warn("a checkpoint being written in the background was given up ({}); unless it was already renamed to "
+              "its final name, the one before it stays the newest complete checkpoint",
               e.what());
   }
 }

@@ -294,18 +294,22 @@ void apply_model_preset(Config& config, const std::map<std::string, std::string>
 
 // With model.init_from, the checkpoint's config.json gives the shape keys that were not given
 // explicitly (an explicit preset wins: the weights are then checked against it when loaded).
-// Those keys' origin is the config.json, so that a check across keys blames the file the value
-// came from.
-void apply_init_from_shape(Config& config, std::map<std::string, std::string>& origin_of) {
-  if (config.model.init_from.empty() || origin_of.contains("model.preset")) return;
+// Those keys' origin (read_origin_of) is the config.json, so that a check across keys that no
+// key given explicitly takes part in blames the file the values came from. Returns false when the
+// shape is unknown: init_from names no config.json (moved or deleted after a run began; a resumed
+// run takes the shape from its checkpoint, runtime/train/resume_choice.h).
+bool apply_init_from_shape(Config& config, const std::map<std::string, std::string>& origin_of,
+                           std::map<std::string, std::string>& read_origin_of) {
+  if (config.model.init_from.empty() || origin_of.contains("model.preset")) return true;
   const std::optional<std::filesystem::path> config_json = hf_config_json_for(config.model.init_from);
-  if (!config_json) return;
+  if (!config_json) return false;
   for (const auto& [path, value] : hf_config_shape(*config_json)) {
     if (origin_of.contains(path)) continue;
     find_config_key(path)->store(config, value);
-    origin_of[path] = fmt::format("{} (model.init_from)", config_json->string());
+    read_origin_of[path] = fmt::format("{} (model.init_from)", config_json->string());
   }
   config.model.preset = ModelPreset::none;  // the shape is the checkpoint's, not the default preset's
+  return true;
 }
 
 Config resolve(const std::vector<Assignment>& assignments, const std::string& fallback_origin, Problems& problems) {
@@ -317,8 +321,10 @@ Config resolve(const std::vector<Assignment>& assignments, const std::string& fa
     origin_of[assignment.key->path] = assignment.origin;
   }
   apply_model_preset(config, origin_of);
+  std::map<std::string, std::string> read_origin_of;  // keys read from init_from's config.json
+  bool shape_known = true;
   try {
-    apply_init_from_shape(config, origin_of);
+    shape_known = apply_init_from_shape(config, origin_of, read_origin_of);
   } catch (const UserError& error) {
     problems.add(fmt::format("{}: {}", origin_of.count("model.init_from") ? origin_of["model.init_from"] : fallback_origin,
                              error.what()));
@@ -328,15 +334,25 @@ Config resolve(const std::vector<Assignment>& assignments, const std::string& fa
     if (std::any_of(rule.keys.begin(), rule.keys.end(),
                     [&](const std::string& path) { return problems.failed_keys.contains(path); }))
       continue;
+    // A shape still unknown (the default preset's) is not checked against the other keys.
+    if (!shape_known && std::any_of(rule.keys.begin(), rule.keys.end(),
+                                    [](const std::string& path) { return path.starts_with("model."); }))
+      continue;
     std::optional<std::string> problem = rule.check(config);
     if (!problem) continue;
-    // Blame the first key of the rule that was given explicitly: that is where to fix it.
+    // Blame the first key of the rule that was given explicitly: that is where to fix it; else the
+    // config.json a key was read from.
     std::string origin = fallback_origin;
-    for (const std::string& path : rule.keys) {
-      if (auto given = origin_of.find(path); given != origin_of.end()) {
-        origin = given->second;
-        break;
+    bool blamed = false;
+    for (const auto* origins : {&origin_of, &read_origin_of}) {
+      for (const std::string& path : rule.keys) {
+        if (auto given = origins->find(path); given != origins->end()) {
+          origin = given->second;
+          blamed = true;
+          break;
+        }
       }
+      if (blamed) break;
     }
     problems.add(fmt::format("{}: {}", origin, *problem));
   }

@@ -287,9 +287,10 @@ void translate_scheduler(Walker& w) {
 }
 
 // DeepSpeed's activation_checkpointing section configures the checkpoints a model's own code asks
-// for; zerotrain's blocks are its models' code, so the section's presence asks for it on every
-// transformer block (train.activation_checkpointing: 1). Its keys only tune how DeepSpeed keeps
-// the checkpoints; what zerotrain does instead is said in a note each.
+// for; zerotrain's blocks are its models' code, so a section with any option on asks for it on
+// every block (train.activation_checkpointing: 1). A section whose options are all off (the usual
+// template) turns nothing on, as in DeepSpeed without a model that checkpoints. Its keys only tune
+// how DeepSpeed keeps the checkpoints; what zerotrain does instead is said in a note each.
 void translate_activation_checkpointing(Walker& w) {
   const json* section = w.find("activation_checkpointing");
   if (section == nullptr) return;
@@ -306,9 +307,17 @@ void translate_activation_checkpointing(Walker& w) {
       {"synchronize_checkpoint_boundary", "the recompute runs on the compute stream in order; nothing to synchronise"},
       {"profile", "`zerotrain train --trace STEPS` shows each recompute as a span"},
   };
-  w.set("train.activation_checkpointing", 1);
-  w.out.notes.push_back("activation_checkpointing: each transformer block's forward runs again before its backward "
-                        "(train.activation_checkpointing: 1)");
+  bool any_on = false;
+  for (const auto& [key, value] : section->items())
+    any_on = any_on || (value.is_boolean() && value.get<bool>()) || (value.is_number() && value.get<double>() > 0);
+  if (!any_on) {
+    w.out.notes.push_back("activation_checkpointing: every option is off, so it stays off "
+                          "(train.activation_checkpointing: 1 turns it on)");
+  } else {
+    w.set("train.activation_checkpointing", 1);
+    w.out.notes.push_back("activation_checkpointing: each block's forward runs again before its backward "
+                          "(train.activation_checkpointing: 1)");
+  }
   for (const auto& [key, value] : section->items()) {
     const auto known = keys.find(key);
     if (known == keys.end()) {

@@ -10,6 +10,7 @@
 #include "core/log.h"
 #include "comm/mpi_check.h"
 #include "runtime/train/job_stopped.h"
+#include "runtime/train/resume_choice.h"
 
 namespace zt {
 namespace {
@@ -84,7 +85,8 @@ RankFingerprint fingerprint_of(const Config& config) {
   RankFingerprint fingerprint;
   for (const ConfigKey& key : config_keys())
     if (!is_rank_local_key(key.path)) fingerprint.config.emplace_back(key.path, format_config_value(key, key.read(config)));
-  if (!config.model.init_from.empty()) {
+  // A run that resumes from a checkpoint reads nothing from init_from: nothing to compare.
+  if (!config.model.init_from.empty() && !choose_resume(config.checkpoint, checkpoint_root(config)).from) {
     try {
       fingerprint.init_files = digest_init_from(config.model.init_from);
     } catch (const UserError& e) {

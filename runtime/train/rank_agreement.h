@@ -25,7 +25,7 @@ struct RankFingerprint {
   std::vector<DataFileDigest> val_files;  // only when validation runs
   std::string data_error;                 // why the data could not be digested; empty when it could
   // model.init_from's config.json and weights (node-local copies may differ), and why they could
-  // not be digested (a resumed run no longer needs them: only a difference between ranks counts).
+  // not be digested; neither when the run resumes from a checkpoint, which reads none of them.
   std::vector<DataFileDigest> init_files;
   std::string init_error;
 };

@@ -137,6 +137,9 @@ Config with_model_shape_of_resumed_checkpoint(Config config) {
   if (!choice.from) return config;  // a fresh start reads the weights, and says they are gone
   config.model = checkpoint::CheckpointReader(*choice.from).config().model;
   config.model.init_from = init_from;
+  // The checks across keys skipped the unknown shape: run them all on the one now known.
+  config = parse_config(config_to_yaml(config), fmt::format("the config with the model shape of {}",
+                                                            choice.from->string()));
   log::progress("model.init_from {} has no config.json (moved or deleted?): the model's shape is that of the "
                 "checkpoint it resumes from, {}, which needs none of init_from's weights",
                 init_from, choice.from->string());

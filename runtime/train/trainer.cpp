@@ -152,9 +152,10 @@ Trainer::Trainer(const Config& config, MPI_Comm job) : config_(config), schedule
   }
 
   restore_or_init();
-  if (config.checkpoint.async_save && config.checkpoint.interval > 0) {
-    // The snapshot buffer is mapped now, at start-up: the first save then costs a step no more
-    // than the later ones (first-touch page faults of 12 bytes per parameter of the shard).
+  if (config.checkpoint.async_save && config.checkpoint.interval > 0 && comm_->rank() < engine_->plan().shards()) {
+    // The snapshot buffer of a rank that writes a shard is mapped now, at start-up: the first save
+    // then costs a step no more than the later ones (first-touch page faults of 12 bytes per
+    // parameter of the shard). At stage 0 only rank 0 writes.
     background_saves_ = std::make_unique<checkpoint::BackgroundCheckpointWriter>();
     engine_->download_optimizer_shard(*background_saves_->snapshot());
   }

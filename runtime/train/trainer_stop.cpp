@@ -2,13 +2,20 @@
 // before its last step (a stop signal, a non-finite loss). The decision itself is run_guard.h's.
 #include <fmt/format.h>
 
+#include "core/error.h"
+#include "core/log.h"
 #include "runtime/checkpoint/checkpoint_directory.h"
 #include "runtime/train/trainer.h"
 
 namespace zt {
 
 void Trainer::stop_early(const StopRequest& stop) {
-  collect_background_save(true);  // finished before the final save, or named as the last good one
+  try {
+    collect_background_save(true);  // finished before the final save, or named as the last good one
+  } catch (const UserError& e) {
+    // The stop's own report and exit status matter more; the failed save is said, not rethrown.
+    log::error("{}", e.what());
+  }
   std::string note;
   if (stop.save_checkpoint() && config_.checkpoint.interval > 0) {
     save_checkpoint(stop.step);  // collective; every rank got the same request

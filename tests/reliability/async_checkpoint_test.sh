@@ -59,15 +59,7 @@ JOB=(--set train.steps=16 --set checkpoint.interval=4 --set checkpoint.keep_last
 train "${JOB[@]}" --set logging.run_dir=crash_reference
 assert_eq "$rc" 0 "exit status of the reference run; output: $out"
 crash_reference_loss=$(last_loss crash_reference/metrics.jsonl)
-cat >crash_rank1_in_save.sh <<SH
-#!/usr/bin/env bash
-if [[ \$OMPI_COMM_WORLD_RANK == 1 && ! -e $TMP/crashed_once ]]; then
-  touch $TMP/crashed_once
-  export LD_PRELOAD=$ZT_CRASH_ON_OPEN_LIB ZT_CRASH_ON_OPEN=step_00000008.tmp/rank_00001.files.json
-fi
-exec "$ZEROTRAIN" "\$@"
-SH
-chmod +x crash_rank1_in_save.sh
+crash_rank1_once crash_rank1_in_save.sh step_00000008.tmp/rank_00001.files.json
 rc=0
 "$REPO/launch/auto-resume.sh" --backoff 0 --max-restarts 2 -- \
   timeout -k 5 120 "$MPIEXEC" "${MPI_FLAGS[@]}" -np 2 ./crash_rank1_in_save.sh train --config config.yaml "${JOB[@]}" \

@@ -103,14 +103,16 @@ pass "two runs on one checkpoint.dir: the second refused before step 1; the dire
 
 # (6) A run started from Hugging Face weights (model.init_from, its shape read from config.json)
 # resumes after the Hugging Face directory is gone: resuming reads none of its weights, and the
-# resolved shape is the checkpoint's (not the default preset's, which has 2 layers, not 3).
-train --set model.n_layer=3 --set train.steps=2 --set checkpoint.interval=2 --set logging.run_dir=src_run
+# resolved shape is the checkpoint's (not the default preset's: 2 layers, not 3, and 64 positions,
+# fewer than the data.seq_len of 128 the config asks for).
+train --set model.n_layer=3 --set model.block_size=128 --set data.seq_len=128 --set train.steps=2 \
+  --set checkpoint.interval=2 --set logging.run_dir=src_run
 assert_eq "$rc" 0 "exit status of the run the weights come from; output: $out"
 "$ZEROTRAIN" export --checkpoint src_run/checkpoints/step_00000002 --format hf --output hf_weights >/dev/null ||
   fail "the hf export failed"
 cat >init.yaml <<YAML
 model: {init_from: hf_weights}
-data: {train_files: "data/train_*.bin", val_files: "data/val_*.bin"}
+data: {train_files: "data/train_*.bin", val_files: "data/val_*.bin", seq_len: 128}
 train: {device: cpu, train_micro_batch_size_per_gpu: 2, steps: 4, eval_interval: 0}
 checkpoint: {interval: 2}
 logging: {run_dir: init_run, log_interval: 1}

@@ -97,3 +97,19 @@ rank_pids() {
 
 # The last "loss" a metrics.jsonl records (for comparing runs).
 last_loss() { grep '"loss"' "$1" | tail -1 | sed -E 's/.*"loss":([^,}]*).*/\1/'; }
+
+# crash_rank1_once SCRIPT PATTERN: writes SCRIPT, a wrapper of zerotrain that preloads
+# tests/support/crash_on_open.c into rank 1, the first time only, so that rank 1 _exits as it
+# opens a file whose path contains PATTERN (a file of a checkpoint being written, say).
+crash_rank1_once() {
+  cat >"$1" <<SH
+#!/usr/bin/env bash
+if [[ \$OMPI_COMM_WORLD_RANK == 1 && ! -e $TMP/crashed_once ]]; then
+  touch $TMP/crashed_once
+  export LD_PRELOAD=$ZT_CRASH_ON_OPEN_LIB ZT_CRASH_ON_OPEN=$2
+fi
+exec "$ZEROTRAIN" "\$@"
+SH
+  chmod +x "$1"
+}
+

@@ -91,15 +91,7 @@ pass "kill -9 of rank 1 after step 10, auto-resume ($resumed) finished with the 
 # makes it _exit as it opens its list of shard files; preloaded for rank 1 only): the job ends,
 # step 4 stays the newest complete checkpoint, and auto-resume finishes with the reference loss.
 rm -rf run
-cat >crash_rank1_in_save.sh <<SH
-#!/usr/bin/env bash
-if [[ \$OMPI_COMM_WORLD_RANK == 1 && ! -e $TMP/crashed_once ]]; then
-  touch $TMP/crashed_once
-  export LD_PRELOAD=$ZT_CRASH_ON_OPEN_LIB ZT_CRASH_ON_OPEN=step_00000008.tmp/rank_00001.files.json
-fi
-exec "$ZEROTRAIN" "\$@"
-SH
-chmod +x crash_rank1_in_save.sh
+crash_rank1_once crash_rank1_in_save.sh step_00000008.tmp/rank_00001.files.json
 rc=0
 "$REPO/launch/auto-resume.sh" --backoff 0 --max-restarts 2 -- \
   timeout -k 5 120 "$MPIEXEC" "${MPI_FLAGS[@]}" -np 2 ./crash_rank1_in_save.sh train --config config.yaml "${JOB[@]}" \

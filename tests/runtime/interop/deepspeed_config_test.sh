@@ -96,9 +96,16 @@ JSON
   --set train.eval_interval=0 --set logging.run_dir="$work/run" > "$work/run.log" 2>&1 ||
   { cat "$work/run.log"; fail "the DeepSpeed-configured run failed"; }
 expect "$work/run.log" "gradient_accumulation_steps: 2" "step 4/4" "ZeRO stage 2" "activation_checkpointing: 1" \
-  "activation_checkpointing: each transformer block's forward runs again before its backward" \
+  "activation_checkpointing: each block's forward runs again before its backward" \
   "activation_checkpointing.partition_activations: no model parallelism"
 [ "$(grep -c "as zerotrain YAML" "$work/run.log")" -eq 1 ] || fail "the translation was not printed exactly once"
+
+# The usual template, every activation_checkpointing option off, turns nothing on.
+printf '{"train_micro_batch_size_per_gpu": 2, "activation_checkpointing": {"partition_activations": false, %s}}\n' \
+  '"contiguous_memory_optimization": false, "cpu_checkpointing": false' >"$work/ac_off.json"
+"$zerotrain" config --deepspeed "$work/ac_off.json" > "$work/ac_off.log" 2>&1 ||
+  { cat "$work/ac_off.log"; fail "the all-off activation_checkpointing section was refused"; }
+expect "$work/ac_off.log" "activation_checkpointing: every option is off, so it stays off" "activation_checkpointing: 0"
 
 # YAML: every mistake of a file in one report.
 cat > "$work/bad.yaml" <<'YAML'
