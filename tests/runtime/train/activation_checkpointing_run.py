@@ -13,25 +13,17 @@ Usage: activation_checkpointing_run.py ZEROTRAIN MPIEXEC [MPIEXEC FLAGS...]
 """
 import json
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 from tiny_shards import prepare_tiny_shards
+from train_job import SLOW_EMULATED_DEVICE, arguments, fail, train_two_ranks
 
-EMULATED = ["emulation.tflops=0.001", "emulation.mfu=0.4", "emulation.memory_gbps=1"]
-
-
-def fail(message):
-    print(f"FAIL: {message}", file=sys.stderr)
-    sys.exit(1)
+EMULATED = SLOW_EMULATED_DEVICE
 
 
 def main():
-    if len(sys.argv) < 3:
-        sys.exit(__doc__)
-    zerotrain, mpirun = sys.argv[1], sys.argv[2:]
-    source = Path(__file__).resolve().parents[3]
+    zerotrain, mpirun, source = arguments(__doc__)
     common = ["train.eval_interval=0", "train.sample_interval=0", "checkpoint.interval=0", "train.steps=4",
               "train.gradient_accumulation_steps=2"]
     with tempfile.TemporaryDirectory() as tmp:
@@ -40,14 +32,8 @@ def main():
         data = [f"data.train_files={train_files}", "data.val_files="]
 
         def train(name, config, sets, extra=()):
-            cmd = [*mpirun, "-np", "2", zerotrain, "train", "--config", source / "configs" / config, *extra]
-            for kv in common + data + sets + [f"logging.run_dir={work / name}"]:
-                cmd += ["--set", kv]
-            result = subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
-            if result.returncode != 0:
-                fail(f"{name} failed:\n{result.stdout[-2000:]}\n{result.stderr[-2000:]}")
-            rows = [json.loads(line) for line in (work / name / "metrics.jsonl").read_text().splitlines()]
-            return [r for r in rows if "step_ms" in r], result.stdout + result.stderr
+            return train_two_ranks(zerotrain, mpirun, source / "configs" / config, common + data + sets, work / name,
+                                   extra)
 
         # Blocks: the embedding, the layers, the head (Llama: final norm and LM head in one).
         for config, layers, blocks in (("default.yaml", 2, 4), ("llama-tiny.yaml", 4, 6)):

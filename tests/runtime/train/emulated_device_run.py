@@ -10,29 +10,19 @@ and overlap on and off must both run.
 
 Usage: emulated_device_run.py ZEROTRAIN MPIEXEC [MPIEXEC FLAGS...]
 """
-import json
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 from tiny_shards import prepare_tiny_shards
+from train_job import SLOW_EMULATED_DEVICE, arguments, fail, train_two_ranks
 
 MEMORY = ("mem_params", "mem_grads", "mem_optimizer", "mem_buckets", "mem_activations")
-# 0.001 TFLOP/s x MFU 0.4: the default config's tiny GPT-2 takes about half a second per micro batch.
-EMULATED = ["emulation.tflops=0.001", "emulation.mfu=0.4", "emulation.memory_gbps=1"]
-
-
-def fail(message):
-    print(f"FAIL: {message}", file=sys.stderr)
-    sys.exit(1)
+EMULATED = SLOW_EMULATED_DEVICE
 
 
 def main():
-    if len(sys.argv) < 3:
-        sys.exit(__doc__)
-    zerotrain, mpirun = sys.argv[1], sys.argv[2:]
-    source = Path(__file__).resolve().parents[3]
+    zerotrain, mpirun, source = arguments(__doc__)
     common = ["precision.dtype=bf16", "zero_optimization.stage=2", "train.eval_interval=0", "train.sample_interval=0",
               "checkpoint.interval=0", "train.steps=3"]
     with tempfile.TemporaryDirectory() as tmp:
@@ -41,14 +31,7 @@ def main():
         data = [f"data.train_files={train_files}", "data.val_files="]
 
         def train(name, sets):
-            cmd = [*mpirun, "-np", "2", zerotrain, "train", "--config", source / "configs/default.yaml"]
-            for kv in common + data + sets + [f"logging.run_dir={work / name}"]:
-                cmd += ["--set", kv]
-            result = subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
-            if result.returncode != 0:
-                fail(f"{name} failed:\n{result.stdout[-2000:]}\n{result.stderr[-2000:]}")
-            rows = [json.loads(line) for line in (work / name / "metrics.jsonl").read_text().splitlines()]
-            return [r for r in rows if "step_ms" in r], result.stdout + result.stderr
+            return train_two_ranks(zerotrain, mpirun, source / "configs/default.yaml", common + data + sets, work / name)
 
         cpu, _ = train("cpu", [])
         emulated, log = train("emulated", EMULATED)
