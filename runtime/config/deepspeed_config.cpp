@@ -398,9 +398,21 @@ void walk(Walker& w, const json& node, const std::string& prefix) {
     if (dotted == "train_batch_size" || dotted == "train_micro_batch_size_per_gpu" ||
         dotted == "gradient_accumulation_steps")
       continue;  // translate_batch
-    if (value.is_object() && (dotted == "fp16" || dotted == "bf16" || dotted == "bfloat16" || dotted == "optimizer" ||
-                              dotted == "optimizer.params" || dotted == "scheduler" || dotted == "zero_optimization")) {
+    const bool section = dotted == "fp16" || dotted == "bf16" || dotted == "bfloat16" || dotted == "optimizer" ||
+                         dotted == "optimizer.params" || dotted == "scheduler" || dotted == "zero_optimization";
+    if (section && value.is_object()) {
       walk(w, value, dotted);
+      continue;
+    }
+    if (dotted == "zero_optimization" && value.is_boolean()) {
+      // DeepSpeed's legacy form: true was ZeRO stage 1.
+      w.set("zero_optimization.stage", value.get<bool>() ? 1 : 0);
+      w.out.notes.push_back(fmt::format("zero_optimization: {} is DeepSpeed's legacy form of stage {}",
+                                        value.dump(), value.get<bool>() ? 1 : 0));
+      continue;
+    }
+    if (section) {
+      w.problems.push_back(fmt::format("'{}' must be a JSON object of its keys, found {}", dotted, value.dump()));
       continue;
     }
     w.problems.push_back(fmt::format("unknown DeepSpeed key '{}'", dotted));

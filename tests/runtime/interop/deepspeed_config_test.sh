@@ -107,6 +107,16 @@ printf '{"train_micro_batch_size_per_gpu": 2, "activation_checkpointing": {"part
   { cat "$work/ac_off.log"; fail "the all-off activation_checkpointing section was refused"; }
 expect "$work/ac_off.log" "activation_checkpointing: every option is off, so it stays off" "activation_checkpointing: 0"
 
+# A section that is not an object is named as such; the legacy "zero_optimization": true is stage 1.
+printf '{"train_micro_batch_size_per_gpu": 2, "zero_optimization": "abc", "fp16": 1}\n' >"$work/not_object.json"
+"$zerotrain" config --deepspeed "$work/not_object.json" > "$work/not_object.log" 2>&1 && fail "a section of the wrong type was accepted"
+expect "$work/not_object.log" "'zero_optimization' must be a JSON object of its keys, found \"abc\"" \
+  "'fp16' must be a JSON object of its keys, found 1"
+printf '{"train_micro_batch_size_per_gpu": 2, "zero_optimization": true}\n' >"$work/legacy.json"
+"$zerotrain" config --deepspeed "$work/legacy.json" > "$work/legacy.log" 2>&1 ||
+  { cat "$work/legacy.log"; fail "the legacy zero_optimization: true was refused"; }
+expect "$work/legacy.log" "zero_optimization: true is DeepSpeed's legacy form of stage 1" "stage: 1"
+
 # YAML: every mistake of a file in one report.
 cat > "$work/bad.yaml" <<'YAML'
 model:
