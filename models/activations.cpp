@@ -23,6 +23,7 @@ struct Activations::Plan {
   std::vector<Slot> outputs;
   std::vector<std::vector<Slot>> saved, scratch;
   Slot grad_stream[2];
+  std::vector<bool> recomputed;
 
   Slot take(std::size_t numel, DType dtype) {
     Slot s{bytes, numel, dtype};
@@ -50,7 +51,8 @@ Activations::Plan Activations::make_plan(const Model& model, int B, int T, Devic
     throw std::invalid_argument(fmt::format("micro batch ({}, {}) is invalid for {} (T must be in 1..{})", B, T,
                                             model.name(), model.max_seq_len()));
   Plan p;
-  const std::vector<bool> recomputed = recomputed_blocks(model, recompute_every);
+  p.recomputed = recomputed_blocks(model, recompute_every);
+  const std::vector<bool>& recomputed = p.recomputed;
   const bool sharing = std::find(recomputed.begin(), recomputed.end(), true) != recomputed.end();
   std::size_t BT = static_cast<std::size_t>(B) * T;
   if (model.input_kind() == Model::InputKind::tokens) {
@@ -109,9 +111,9 @@ std::size_t Activations::bytes_needed(const Model& model, int B, int T, Device d
 
 Activations::Activations(const Model& model, int B, int T, Device device, DType dtype, MemoryTracker& tracker,
                          int recompute_every)
-    : model_(&model), B_(B), T_(T), device_(device), dtype_(dtype),
-      recomputed_(recomputed_blocks(model, recompute_every)) {
+    : model_(&model), B_(B), T_(T), device_(device), dtype_(dtype) {
   Plan p = make_plan(model, B, T, device, dtype, recompute_every);
+  recomputed_ = std::move(p.recomputed);
   arena_ = Buffer(device, DType::f32, p.bytes / 4, MemCategory::activations, tracker);
   input_ = p.input, targets_ = p.targets;
   index_positions_ = p.index_positions, index_starts_ = p.index_starts, index_tokens_ = p.index_tokens;

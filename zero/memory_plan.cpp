@@ -82,6 +82,18 @@ MemoryPlan plan_memory(const models::Model& model, const ZeroOptions& options, i
   return m;
 }
 
+std::string activation_checkpointing_summary(const models::Model& model, const ZeroOptions& options, int micro_batch,
+                                             int seq_len, Device device) {
+  const std::vector<bool> recomputed = models::Activations::recomputed_blocks(model, options.recompute_every);
+  const auto kept = models::Activations::bytes_needed(model, micro_batch, seq_len, device, options.compute_dtype);
+  const auto checkpointed = models::Activations::bytes_needed(model, micro_batch, seq_len, device,
+                                                              options.compute_dtype, options.recompute_every);
+  return fmt::format("recomputes {} of {} blocks: activations {} instead of {} ({} saved)",
+                     std::count(recomputed.begin(), recomputed.end(), true), model.num_blocks(),
+                     format_bytes(static_cast<std::int64_t>(checkpointed)), format_bytes(static_cast<std::int64_t>(kept)),
+                     format_bytes(static_cast<std::int64_t>(kept - checkpointed)));
+}
+
 std::string format_memory_plans(const models::Model& model, const ZeroOptions& options, int world_size,
                                 int micro_batch, int seq_len, Device device) {
   std::string out = fmt::format(
@@ -99,17 +111,9 @@ std::string format_memory_plans(const models::Model& model, const ZeroOptions& o
                        format_bytes(m.model_states()), format_bytes(m.buckets), format_bytes(m.activations),
                        stage == 3 ? format_bytes(m.gathered_bound) : "-", m.padding_elements);
   }
-  if (options.recompute_every > 0) {
-    const std::vector<bool> recomputed = models::Activations::recomputed_blocks(model, options.recompute_every);
-    const auto kept = models::Activations::bytes_needed(model, micro_batch, seq_len, device, options.compute_dtype);
-    const auto checkpointed = models::Activations::bytes_needed(model, micro_batch, seq_len, device,
-                                                                options.compute_dtype, options.recompute_every);
-    out += fmt::format(
-        "\nActivation checkpointing recomputes {} of {} blocks: activations {} instead of {} ({} saved)\n",
-        std::count(recomputed.begin(), recomputed.end(), true), model.num_blocks(),
-        format_bytes(static_cast<std::int64_t>(checkpointed)), format_bytes(static_cast<std::int64_t>(kept)),
-        format_bytes(static_cast<std::int64_t>(kept - checkpointed)));
-  }
+  if (options.recompute_every > 0)
+    out += "\nActivation checkpointing " + activation_checkpointing_summary(model, options, micro_batch, seq_len, device) +
+           "\n";
   return out;
 }
 

@@ -38,6 +38,11 @@ struct MemoryPlan {
 MemoryPlan plan_memory(const models::Model& model, const ZeroOptions& options, int world_size, int micro_batch,
                        int seq_len, Device device);
 
+// options.recompute_every > 0: "recomputes N of M blocks: activations X instead of Y (Z saved)",
+// exact, for one micro batch (B, T).
+std::string activation_checkpointing_summary(const models::Model& model, const ZeroOptions& options, int micro_batch,
+                                             int seq_len, Device device);
+
 // A table of the plan for stages 0-3 (the rest of the options as given), like DeepSpeed's
 // memory estimator.
 std::string format_memory_plans(const models::Model& model, const ZeroOptions& options, int world_size,

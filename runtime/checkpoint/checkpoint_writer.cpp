@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 #include "runtime/checkpoint/checkpoint_directory.h"
 #include "runtime/checkpoint/checkpoint_file_io.h"
@@ -70,6 +71,19 @@ std::string read_text(const fs::path& path) {
   return text.str();
 }
 
+// Collective: rank 0 creates the partial checkpoint afresh (one left by an earlier crash at this
+// very step is removed); every rank returns once it exists. Returns its final and partial paths.
+std::pair<fs::path, fs::path> begin_checkpoint(const SaveRequest& request) {
+  const fs::path final_dir = request.root / checkpoint_dir_name(request.step);
+  const fs::path partial_dir = fs::path(final_dir.string() + kPartialSuffix);
+  if (request.rank == 0) {
+    fs::remove_all(partial_dir);
+    fs::create_directories(partial_dir);
+  }
+  request.barrier();
+  return {final_dir, partial_dir};
+}
+
 // Rank 0, once every rank's shard files are listed: the manifest over them, COMPLETE last, the
 // rename into place and the pruning of this run's older saves.
 void finish_checkpoint(Manifest manifest, const SaveRequest& request, const fs::path& partial_dir,
@@ -121,13 +135,7 @@ void wait_for_shard_files(const fs::path& partial_dir, int shard_ranks, std::chr
 
 SaveResult save_checkpoint(ZeroEngine& engine, const models::Model& model, const SaveRequest& request) {
   const auto started = std::chrono::steady_clock::now();
-  const fs::path final_dir = request.root / checkpoint_dir_name(request.step);
-  const fs::path partial_dir = fs::path(final_dir.string() + kPartialSuffix);
-  if (request.rank == 0) {
-    fs::remove_all(partial_dir);  // left by an earlier crash at this very step
-    fs::create_directories(partial_dir);
-  }
-  request.barrier();
+  const auto [final_dir, partial_dir] = begin_checkpoint(request);
 
   // Stage 0 ranks all hold the whole model: rank 0 alone writes it.
   const int shard_ranks = engine.plan().shards();
@@ -151,13 +159,7 @@ void save_checkpoint_async(ZeroEngine& engine, const models::Model& model, const
                            BackgroundCheckpointWriter& writer) {
   if (writer.in_flight()) throw std::logic_error("save_checkpoint_async: a save is still in flight");
   const auto started = std::chrono::steady_clock::now();
-  const fs::path final_dir = request.root / checkpoint_dir_name(request.step);
-  const fs::path partial_dir = fs::path(final_dir.string() + kPartialSuffix);
-  if (request.rank == 0) {
-    fs::remove_all(partial_dir);
-    fs::create_directories(partial_dir);
-  }
-  request.barrier();  // the partial checkpoint exists for every rank; nothing below is collective
+  const auto [final_dir, partial_dir] = begin_checkpoint(request);  // nothing below is collective
 
   // The snapshot: what the files will hold, taken now, before the next step changes it.
   const int shard_ranks = engine.plan().shards();

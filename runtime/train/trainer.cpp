@@ -152,12 +152,12 @@ Trainer::Trainer(const Config& config, MPI_Comm job) : config_(config), schedule
   }
 
   restore_or_init();
-  if (config.checkpoint.async_save && config.checkpoint.interval > 0 && comm_->rank() < engine_->plan().shards()) {
+  if (config.checkpoint.async_save && config.checkpoint.interval > 0) {
+    background_saves_ = std::make_unique<checkpoint::BackgroundCheckpointWriter>();
     // The snapshot buffer of a rank that writes a shard is mapped now, at start-up: the first save
     // then costs a step no more than the later ones (first-touch page faults of 12 bytes per
     // parameter of the shard). At stage 0 only rank 0 writes.
-    background_saves_ = std::make_unique<checkpoint::BackgroundCheckpointWriter>();
-    engine_->download_optimizer_shard(*background_saves_->snapshot());
+    if (comm_->rank() < engine_->plan().shards()) engine_->download_optimizer_shard(*background_saves_->snapshot());
   }
   prepare_sampling();
   // An unwritable checkpoint.dir fails now rather than at the first save (master weights, m and v: 12 B/param).
@@ -195,18 +195,9 @@ Trainer::Trainer(const Config& config, MPI_Comm job) : config_(config), schedule
                 peak_flops_per_s_ > 0 && device.is_cpu()
                     ? fmt::format(", sgemm ceiling {:.1f} GFLOP/s per rank", peak_flops_per_s_ / world / 1e9)
                     : "");
-  if (const int every = static_cast<int>(config.train.activation_checkpointing); every > 0) {
-    const std::vector<bool> recomputed = models::Activations::recomputed_blocks(*model_, every);
-    const DType dtype = config.precision.dtype;
-    log::progress(
-        "activation checkpointing: {} of {} blocks run their forward again before backward; activations {} instead "
-        "of {} (MFU counts the model's FLOPs, not the recompute)",
-        std::count(recomputed.begin(), recomputed.end(), true), model_->num_blocks(),
-        format_bytes(static_cast<std::int64_t>(
-            models::Activations::bytes_needed(*model_, micro_batch_, seq_len_, device, dtype, every))),
-        format_bytes(static_cast<std::int64_t>(
-            models::Activations::bytes_needed(*model_, micro_batch_, seq_len_, device, dtype))));
-  }
+  if (config.train.activation_checkpointing > 0)
+    log::progress("activation checkpointing {} (MFU counts the model's FLOPs, not the recompute)",
+                  activation_checkpointing_summary(*model_, zero_options(config), micro_batch_, seq_len_, device));
 }
 
 Trainer::~Trainer() = default;

@@ -87,7 +87,6 @@ void Trainer::save_checkpoint(std::int64_t step) {
   request.save_index = next_save_index_++;
   request.peer_timeout = std::chrono::duration<double>(config_.comm.timeout_s);
   if (config_.checkpoint.async_save) {
-    if (!background_saves_) background_saves_ = std::make_unique<checkpoint::BackgroundCheckpointWriter>();
     checkpoint::save_checkpoint_async(*engine_, *model_, request, *background_saves_);
     const double blocked = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     if (comm_->rank() == 0)

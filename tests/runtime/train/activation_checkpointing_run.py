@@ -50,7 +50,7 @@ def main():
                 if not recomputed[-1]["mem_activations"] < kept[-1]["mem_activations"]:
                     fail(f"{what}: activations {recomputed[-1]['mem_activations']} with checkpointing, "
                          f"{kept[-1]['mem_activations']} without")
-                if f"activation checkpointing: {layers} of {blocks} blocks run their forward again" not in log:
+                if f"activation checkpointing recomputes {layers} of {blocks} blocks: activations" not in log:
                     fail(f"{what}: the run does not say what it recomputes:\n{log[-2000:]}")
                 trace = json.loads((work / f"recomputed-{config}-{stage}" / "trace" / "rank0.json").read_text())
                 names = [e["name"] for e in sorted(trace["traceEvents"], key=lambda e: e.get("ts", 0))
