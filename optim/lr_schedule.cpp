@@ -3,13 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
-#include <stdexcept>
-#include <string>
 
 namespace zt {
 
 double LrSchedule::at(std::int64_t step) const {
   if (kind == Kind::constant) return lr;
+  if (kind != Kind::warmup_cosine && kind != Kind::warmup_linear) return deepspeed_at(step);
   if (step <= warmup_steps) return lr * static_cast<double>(step) / static_cast<double>(warmup_steps);
   std::int64_t decay_steps = std::max<std::int64_t>(1, total_steps - warmup_steps);
   double progress = std::clamp(static_cast<double>(step - warmup_steps) / static_cast<double>(decay_steps), 0.0, 1.0);
@@ -17,12 +16,27 @@ double LrSchedule::at(std::int64_t step) const {
   return min_lr + (lr - min_lr) * shape;
 }
 
-LrSchedule::Kind LrSchedule::parse_kind(std::string_view name) {
-  if (name == "constant") return Kind::constant;
-  if (name == "warmup_cosine") return Kind::warmup_cosine;
-  if (name == "warmup_linear") return Kind::warmup_linear;
-  throw std::invalid_argument("unknown scheduler '" + std::string(name) +
-                              "' (expected constant, warmup_cosine or warmup_linear)");
+// The arithmetic follows DeepSpeed's lr_schedules.py term by term, so that the rates agree to
+// the last bit or two (the cosine's ratios are min_lr / lr and warmup_min_lr / lr here).
+double LrSchedule::deepspeed_at(std::int64_t step) const {
+  const double iteration = static_cast<double>(step - 2);
+  const double warmup = static_cast<double>(std::max<std::int64_t>(2, warmup_steps));
+  const double total = static_cast<double>(total_steps);
+  const bool cosine = kind == Kind::deepspeed_warmup_cosine;
+  if (iteration < 0) return cosine ? 0.0 : warmup_min_lr;
+  double gamma = 1.0;  // how far up the warmup, 0..1
+  if (iteration < warmup)
+    gamma = this->warmup == Warmup::log ? 1.0 / std::log(warmup) * std::log(iteration + 1) : iteration / warmup;
+  if (cosine) {
+    const double start_ratio = lr > 0 ? warmup_min_lr / lr : 0.0, end_ratio = lr > 0 ? min_lr / lr : 0.0;
+    if (iteration < warmup) return lr * (start_ratio + gamma * (1.0 - start_ratio));
+    const double progress = std::min(1.0, (iteration - warmup + 1) / std::max(1.0, total - warmup));
+    const double shape = (1 + std::cos(std::numbers::pi * progress)) / 2;
+    return lr * std::max(0.0, end_ratio + (1.0 - end_ratio) * shape);
+  }
+  if (kind == Kind::deepspeed_warmup_decay && iteration >= warmup)
+    gamma = std::max(0.0, (total - iteration) / std::max(1.0, total - warmup));
+  return warmup_min_lr + (lr - warmup_min_lr) * gamma;
 }
 
 }  // namespace zt

@@ -5,23 +5,37 @@
 //                   from lr to min_lr at `total_steps`
 //   warmup_linear   the same warmup, then linear decay from lr to min_lr at `total_steps`
 // Warmup starts at lr/warmup_steps (not 0) so that the first step already moves the weights.
+//
+// DeepSpeed's WarmupLR, WarmupDecayLR and WarmupCosineLR, step for step as DeepSpeed's engine runs
+// them, so that a ds_config.json trains with the rates DeepSpeed would use:
+//   deepspeed_warmup         warmup from warmup_min_lr to lr (linear or log), then lr
+//   deepspeed_warmup_decay   the same warmup, then linear decay back to warmup_min_lr at total_steps
+//   deepspeed_warmup_cosine  the same warmup, then cosine decay to min_lr at total_steps
+// DeepSpeed builds the scheduler before the first step (at iteration -1) and steps it after each
+// optimizer step, so optimizer step s runs at iteration s - 2: the first two steps run at the
+// warmup's start (0 for WarmupCosineLR's first), and warmup lasts max(2, warmup_steps) iterations.
 #pragma once
 
 #include <cstdint>
-#include <string_view>
 
 namespace zt {
 
 struct LrSchedule {
-  enum class Kind { constant, warmup_cosine, warmup_linear };
+  enum class Kind { constant, warmup_cosine, warmup_linear, deepspeed_warmup, deepspeed_warmup_decay,
+                    deepspeed_warmup_cosine };
+  enum class Warmup { linear, log };  // DeepSpeed's warmup_type
   Kind kind = Kind::constant;
   double lr = 3e-4;
   double min_lr = 0.0;
   std::int64_t warmup_steps = 0;
   std::int64_t total_steps = 1;
+  Warmup warmup = Warmup::linear;  // DeepSpeed's schedulers only
+  double warmup_min_lr = 0.0;      // DeepSpeed's schedulers only: the rate warmup starts from
 
   double at(std::int64_t step) const;
-  static Kind parse_kind(std::string_view name);  // throws std::invalid_argument
+
+ private:
+  double deepspeed_at(std::int64_t step) const;
 };
 
 }  // namespace zt

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/cli/launcher_env.h"
 #include "runtime/config/deepspeed_config.h"
 
 namespace zt::cli {
@@ -41,23 +42,42 @@ void check_utf8(const std::string& assignment) {
   }
 }
 
-// Whether this process is the launcher's rank 0 (or alone), before MPI is initialised.
-bool launcher_rank_zero() {
-  for (const char* variable : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"})
-    if (const char* value = std::getenv(variable)) return std::atoi(value) == 0;
-  return true;
-}
-
 // A DeepSpeed config as zerotrain settings, shown as the YAML it amounts to (rank 0 only).
 DeepSpeedTranslation read_deepspeed(const std::string& file) {
   const auto [world, ranks_from] = launcher_world_size();
   DeepSpeedTranslation translation = translate_deepspeed_config(file, world, ranks_from);
-  if (launcher_rank_zero()) {
+  if (launcher_rank() == 0) {
     std::cout << "# " << file << " as zerotrain YAML:\n" << translation.yaml();
+    if (!translation.deepspeed_defaults.empty())
+      std::cout << "# DeepSpeed's defaults for what it leaves out (a --config YAML overrides them):\n"
+                << translation.defaults_yaml();
     for (const std::string& note : translation.notes) std::cout << "# note: " << note << "\n";
     std::cout.flush();
   }
   return translation;
+}
+
+// The layers, lowest first: DeepSpeed's defaults for what the file leaves out, the --config YAML
+// (which overrides only what it states), the file's own settings, then --set. WarmupCosineLR's
+// ratios become rates once optimizer.lr is known. Whatever still differs from what DeepSpeed
+// would run is printed as a note.
+Config load_with_deepspeed(const DeepSpeedTranslation& translation, const std::string& file,
+                           const std::optional<std::string>& yaml, const std::vector<std::string>& overrides) {
+  std::vector<ConfigLayer> layers = {{translation.defaults_yaml(), "DeepSpeed's defaults for what " + file + " leaves out"}};
+  if (yaml) layers.push_back(read_config_layer(*yaml));
+  layers.push_back({translation.yaml(), file + " (as the zerotrain YAML above)"});
+  Config config = parse_config_layers(layers, overrides);
+  if (!translation.ratios_of_lr.empty()) {
+    std::string rates = "scheduler:\n";
+    for (const auto& [path, ratio] : translation.ratios_of_lr)
+      rates += fmt::format("  {}: {}\n", path.substr(path.find('.') + 1), ratio * config.optimizer.lr);
+    layers.push_back({rates, file + " (WarmupCosineLR's ratios x optimizer.lr)"});
+    config = parse_config_layers(layers, overrides);
+  }
+  if (launcher_rank() == 0)
+    for (const std::string& line : differences_from_deepspeed(translation, config)) std::cout << "# note: " << line << "\n";
+  std::cout.flush();
+  return config;
 }
 
 }  // namespace
@@ -96,13 +116,7 @@ Config load_config_options(const po::variables_map& options) {
   }
   if (!yaml && !deepspeed) throw UsageError("the option '--config' is required");
   if (!deepspeed) return load_config(*yaml, overrides);
-  DeepSpeedTranslation translation = read_deepspeed(*deepspeed);
-  if (yaml) {  // the DeepSpeed keys over the YAML file, the user's --set over both
-    std::vector<std::string> all = translation.overrides();
-    all.insert(all.end(), overrides.begin(), overrides.end());
-    return load_config(*yaml, all);
-  }
-  return parse_config(translation.yaml(), *deepspeed + " (as the zerotrain YAML above)", overrides);
+  return load_with_deepspeed(read_deepspeed(*deepspeed), *deepspeed, yaml, overrides);
 }
 
 }  // namespace zt::cli

@@ -69,12 +69,15 @@ struct OptimizerConfig {
   bool operator==(const OptimizerConfig&) const = default;
 };
 
-enum class SchedulerType { constant, warmup_cosine, warmup_linear };
+enum class SchedulerType { constant, warmup_cosine, warmup_linear, WarmupLR, WarmupDecayLR, WarmupCosineLR };
+enum class WarmupType { linear, log };  // DeepSpeed's schedulers' warmup_type
 
 struct SchedulerConfig {
   SchedulerType type = SchedulerType::constant;
   std::int64_t warmup_steps = 0;
   double min_lr = 0;
+  WarmupType warmup_type = WarmupType::linear;
+  double warmup_min_lr = 0;
   bool operator==(const SchedulerConfig&) const = default;
 };
 
@@ -151,6 +154,16 @@ Config load_config(const std::filesystem::path& file, std::span<const std::strin
 // Like load_config, for YAML text already in memory; `source_name` stands for the file in messages.
 Config parse_config(std::string_view yaml_text, std::string_view source_name,
                     std::span<const std::string> overrides = {});
+
+// One of several YAML texts a config is built from: later layers win, key by key; a key a layer
+// leaves out keeps the value below it. `source_name` stands for the layer in messages.
+struct ConfigLayer {
+  std::string yaml_text;
+  std::string source_name;
+};
+Config parse_config_layers(std::span<const ConfigLayer> layers, std::span<const std::string> overrides = {});
+// A YAML config file as a layer, read with load_config's checks (a regular file, text).
+ConfigLayer read_config_layer(const std::filesystem::path& file);
 
 // The fully resolved config as YAML, every key in schema order; parse_config of it gives `config`.
 std::string config_to_yaml(const Config& config);

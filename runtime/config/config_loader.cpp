@@ -377,11 +377,15 @@ Config default_config() {
   return config;
 }
 
-Config parse_config(std::string_view yaml_text, std::string_view source_name, std::span<const std::string> overrides) {
-  check_is_text(yaml_text, source_name);
+Config parse_config_layers(std::span<const ConfigLayer> layers, std::span<const std::string> overrides) {
   Problems problems;
-  std::vector<Assignment> assignments =
-      read_yaml_assignments(yaml_text, ValueSource::file(std::string(source_name)), problems);
+  std::vector<Assignment> assignments;
+  for (const ConfigLayer& layer : layers) {
+    check_is_text(layer.yaml_text, layer.source_name);
+    for (Assignment& assignment :
+         read_yaml_assignments(layer.yaml_text, ValueSource::file(layer.source_name), problems))
+      assignments.push_back(std::move(assignment));
+  }
   for (const std::string& argument : overrides) {
     try {
       assignments.push_back(read_override(argument));
@@ -391,10 +395,18 @@ Config parse_config(std::string_view yaml_text, std::string_view source_name, st
       problems.failed_keys.insert(path);
     }
   }
-  Config config = resolve(assignments, std::string(source_name), problems);
+  const std::string source_name = layers.empty() ? std::string("defaults") : layers.back().source_name;
+  Config config = resolve(assignments, source_name, problems);
   throw_if_any(problems, source_name);
   return config;
 }
+
+Config parse_config(std::string_view yaml_text, std::string_view source_name, std::span<const std::string> overrides) {
+  const ConfigLayer layer{std::string(yaml_text), std::string(source_name)};
+  return parse_config_layers({&layer, 1}, overrides);
+}
+
+ConfigLayer read_config_layer(const std::filesystem::path& file) { return {read_config_file(file), file.string()}; }
 
 Config load_config(const std::filesystem::path& file, std::span<const std::string> overrides) {
   return parse_config(read_config_file(file), file.string(), overrides);

@@ -321,13 +321,28 @@ std::vector<ConfigKey> make_keys() {
   add(choice("scheduler.type", field(&Config::scheduler, &SchedulerConfig::type), SchedulerType::warmup_cosine,
              {{"constant", SchedulerType::constant},
               {"warmup_cosine", SchedulerType::warmup_cosine},
-              {"warmup_linear", SchedulerType::warmup_linear}},
+              {"warmup_linear", SchedulerType::warmup_linear},
+              {"WarmupLR", SchedulerType::WarmupLR},
+              {"WarmupDecayLR", SchedulerType::WarmupDecayLR},
+              {"WarmupCosineLR", SchedulerType::WarmupCosineLR}},
              "After the warmup: `constant` keeps `optimizer.lr`; `warmup_cosine` / `warmup_linear` decay it to "
-             "`min_lr` at `train.steps` along a cosine / a straight line."));
+             "`min_lr` at `train.steps` along a cosine / a straight line. `WarmupLR`, `WarmupDecayLR` and "
+             "`WarmupCosineLR` are DeepSpeed's schedulers, step for step as DeepSpeed runs them (what a "
+             "ds_config.json's `scheduler` becomes): warmup from `warmup_min_lr` over max(2, `warmup_steps`) "
+             "steps, the first two steps at its start; then `optimizer.lr` (WarmupLR), a straight line back to "
+             "`warmup_min_lr` at `train.steps` (WarmupDecayLR) or a cosine to `min_lr` (WarmupCosineLR)."));
   add(integer("scheduler.warmup_steps", field(&Config::scheduler, &SchedulerConfig::warmup_steps), 0, between(0, kMaxSteps),
-              "Steps of linear warmup from 0 to `optimizer.lr`; 0 = none."));
+              "Steps of warmup from 0 (DeepSpeed's schedulers: from `warmup_min_lr`) to `optimizer.lr`; 0 = none."));
   add(number("scheduler.min_lr", field(&Config::scheduler, &SchedulerConfig::min_lr), 0.0, at_least(0),
-             "Learning rate at the end of the decay; at most `optimizer.lr`."));
+             "Learning rate at the end of the decay; at most `optimizer.lr`. Unused by `constant`, `WarmupLR` and "
+             "`WarmupDecayLR`."));
+  add(choice("scheduler.warmup_type", field(&Config::scheduler, &SchedulerConfig::warmup_type), WarmupType::linear,
+             {{"linear", WarmupType::linear}, {"log", WarmupType::log}},
+             "DeepSpeed's schedulers: how warmup rises, along a straight line or a logarithm (DeepSpeed's "
+             "default, log(i + 1) / log(warmup) at iteration i)."));
+  add(number("scheduler.warmup_min_lr", field(&Config::scheduler, &SchedulerConfig::warmup_min_lr), 0.0, at_least(0),
+             "DeepSpeed's schedulers: the rate warmup starts from (WarmupCosineLR: `warmup_min_ratio` x "
+             "`optimizer.lr`); at most `optimizer.lr`."));
 
   // precision: the loss scaler's keys are fields of its own options (LossScalerOptions); the
   // struct's initialisers are the defaults.
@@ -578,6 +593,21 @@ std::vector<ConsistencyRule> make_rules() {
                             "at most 2147483647 are supported",
                             c.train.train_micro_batch_size_per_gpu, seq_len,
                             c.train.train_micro_batch_size_per_gpu * seq_len);
+       }},
+      {"`scheduler.warmup_type` and `scheduler.warmup_min_lr` shape the warmup of DeepSpeed's schedulers "
+       "(`WarmupLR`, `WarmupDecayLR`, `WarmupCosineLR`); `warmup_min_lr` is at most `optimizer.lr`.",
+       {"scheduler.warmup_type", "scheduler.warmup_min_lr", "scheduler.type", "optimizer.lr"},
+       [](const Config& c) -> std::optional<std::string> {
+         const SchedulerType type = c.scheduler.type;
+         const bool deepspeed = type == SchedulerType::WarmupLR || type == SchedulerType::WarmupDecayLR ||
+                                type == SchedulerType::WarmupCosineLR;
+         if (!deepspeed && (c.scheduler.warmup_type != WarmupType::linear || c.scheduler.warmup_min_lr != 0))
+           return fmt::format("scheduler.warmup_type and scheduler.warmup_min_lr shape DeepSpeed's schedulers "
+                              "(WarmupLR, WarmupDecayLR, WarmupCosineLR), not scheduler.type {}",
+                              choice_name(type));
+         if (c.scheduler.warmup_min_lr <= c.optimizer.lr) return std::nullopt;
+         return fmt::format("scheduler.warmup_min_lr = {} is larger than optimizer.lr = {}", c.scheduler.warmup_min_lr,
+                            c.optimizer.lr);
        }},
       {"`scheduler.min_lr` is at most `optimizer.lr`.",
        {"scheduler.min_lr", "optimizer.lr"},

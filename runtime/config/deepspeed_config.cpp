@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -11,6 +12,8 @@
 #include <set>
 
 #include "core/error.h"
+#include "runtime/config/config_schema.h"
+#include "runtime/config/deepspeed_keys.h"
 #include "runtime/config/json_input.h"
 #include "core/safe_file.h"
 
@@ -19,107 +22,13 @@ namespace {
 
 using nlohmann::json;
 
-// DeepSpeed key (dotted) -> zerotrain key, same meaning and units.
-const std::map<std::string, std::string>& direct_keys() {
-  static const std::map<std::string, std::string> table = {
-      {"steps_per_print", "logging.log_interval"},
-      {"gradient_clipping", "train.gradient_clipping"},
-      {"zero_optimization.stage", "zero_optimization.stage"},
-      {"zero_optimization.overlap_comm", "zero_optimization.overlap_comm"},
-      {"zero_optimization.reduce_bucket_size", "zero_optimization.reduce_bucket_size"},
-      {"zero_optimization.stage3_prefetch_bucket_size", "zero_optimization.stage3_prefetch_bucket_size"},
-      {"zero_optimization.stage3_param_persistence_threshold", "zero_optimization.stage3_param_persistence_threshold"},
-      {"communication_data_type", "zero_optimization.communication_data_type"},
-      {"optimizer.params.lr", "optimizer.lr"},
-      {"optimizer.params.betas", "optimizer.betas"},
-      {"optimizer.params.eps", "optimizer.eps"},
-      {"optimizer.params.weight_decay", "optimizer.weight_decay"},
-      {"fp16.loss_scale", "precision.loss_scale"},
-      {"fp16.initial_scale_power", "precision.initial_scale_power"},
-      {"fp16.loss_scale_window", "precision.loss_scale_window"},
-      {"fp16.hysteresis", "precision.hysteresis"},
-      {"fp16.min_loss_scale", "precision.min_loss_scale"},
-  };
-  return table;
-}
-
-// Keys that change nothing in zerotrain, with why.
-const std::map<std::string, std::string>& no_op_keys() {
-  static const std::map<std::string, std::string> table = {
-      {"zero_optimization.reduce_scatter", "gradients are always reduce-scattered at stages 1-3"},
-      {"zero_optimization.allgather_bucket_size",
-       "stages 1/2 all-gather each layer's updated parameters into the layer, one collective per layer"},
-      {"zero_optimization.contiguous_gradients", "gradients are always packed into contiguous buckets"},
-      {"zero_optimization.allgather_partitions", "updated parameters are always all-gathered"},
-      {"zero_optimization.round_robin_gradients", "each rank reduces its own contiguous shard"},
-      {"zero_optimization.load_from_fp32_weights", "checkpoints always hold fp32 master weights"},
-      {"zero_optimization.elastic_checkpoint", "checkpoints load at any world size and ZeRO stage"},
-      {"zero_optimization.stage3_gather_16bit_weights_on_model_save",
-       "`zerotrain export` writes the consolidated fp32 weights"},
-      {"zero_optimization.ignore_unused_parameters", "every parameter is used"},
-      {"wall_clock_breakdown", "step, compute and communication times are in <run_dir>/metrics.jsonl"},
-      {"memory_breakdown", "memory per category is in <run_dir>/metrics.jsonl"},
-      {"zero_allow_untested_optimizer", "zerotrain has its own AdamW"},
-      {"fp16.enabled", "read with the rest of fp16"},
-      {"fp16.auto_cast", "zerotrain casts inputs to precision.dtype itself"},
-      {"fp16.consecutive_hysteresis", "hysteresis restarts after each good step"},
-      {"bf16.enabled", "read with the rest of bf16"},
-      {"bf16.immediate_grad_update", "gradients are applied at the accumulation boundary"},
-      {"optimizer.type", "read with the rest of the optimizer"},
-      {"optimizer.params.torch_adam", "zerotrain has its own fused AdamW"},
-      {"optimizer.params.adam_w_mode", "zerotrain's AdamW decouples weight decay"},
-      {"scheduler.type", "read with the rest of the scheduler"},
-      {"scheduler.params.warmup_type", "checked with the scheduler"},
-      {"prescale_gradients", "gradients are averaged once, in the reduction"},
-      {"gradient_predivide_factor", "gradients are averaged once, in the reduction"},
-      {"sparse_gradients", "zerotrain's gradients are dense"},
-      {"dump_state", "the config is written to <run_dir>/config.yaml"},
-  };
-  return table;
-}
-
-// Features zerotrain lacks: what to use instead (prefix match on the dotted key).
-const std::vector<std::pair<std::string, std::string>>& unsupported_keys() {
-  static const std::vector<std::pair<std::string, std::string>> table = {
-      {"zero_optimization.offload_optimizer",
-       "optimizer state stays on the device; shard it over more ranks with zero_optimization.stage: 1-3"},
-      {"zero_optimization.offload_param", "parameters stay on the device; shard them with zero_optimization.stage: 3"},
-      {"zero_optimization.stage3_max_live_parameters",
-       "stage 3 releases each block's gathered parameters after use; bound the prefetch with "
-       "zero_optimization.stage3_prefetch_bucket_size"},
-      {"zero_optimization.stage3_max_reuse_distance",
-       "gathered parameters are released after each use; keep small ones resident with "
-       "zero_optimization.stage3_param_persistence_threshold"},
-      {"zero_optimization.sub_group_size", "the optimizer updates a rank's whole shard in one fused pass; drop the key"},
-      {"zero_optimization.zero_hpz_partition_size", "no hierarchical partitioning (ZeRO++); use zero_optimization.stage: 3"},
-      {"zero_optimization.zero_quantized_weights", "no quantized communication (ZeRO++); use "
-                                                   "zero_optimization.communication_data_type: bf16 to halve traffic"},
-      {"zero_optimization.zero_quantized_gradients", "no quantized communication (ZeRO++); use "
-                                                     "zero_optimization.communication_data_type: bf16 to halve traffic"},
-      {"zero_optimization.mics_shard_size", "no MiCS; use zero_optimization.stage: 3"},
-      {"amp", "no NVIDIA Apex AMP; use the bf16 or fp16 section"},
-      {"flops_profiler", "`zerotrain plan` reports FLOPs and predicted step times; metrics.jsonl has measured ones"},
-      {"tensorboard", "metrics go to <run_dir>/metrics.jsonl; `zerotrain plot` draws them"},
-      {"wandb", "metrics go to <run_dir>/metrics.jsonl; `zerotrain plot` draws them"},
-      {"csv_monitor", "metrics go to <run_dir>/metrics.jsonl (JSON lines)"},
-      {"comms_logger", "`zerotrain train --trace STEPS` records every collective in a timeline"},
-      {"pipeline", "no pipeline parallelism; zerotrain is data-parallel"},
-      {"elasticity", "no elastic training; a checkpoint resumes at any world size with --resume"},
-      {"compression_training", "no compression training"},
-      {"data_efficiency", "no curriculum or data routing"},
-      {"curriculum_learning", "no curriculum learning"},
-      {"sparse_attention", "no sparse attention"},
-      {"autotuning", "`zerotrain plan` predicts step times for candidate settings"},
-  };
-  return table;
-}
-
 struct Walker {
   const json& root;
   std::string file;
   DeepSpeedTranslation out;
   std::vector<std::string> problems;
   std::set<std::string> handled;  // dotted keys consumed by special handling
+  int stage = 0;                  // the ZeRO stage the file asks for
 
   const json* find(const std::string& dotted) const {
     const json* node = &root;
@@ -135,13 +44,23 @@ struct Walker {
     return node;
   }
   static bool is_auto(const json& value) { return value.is_string() && value.get<std::string>() == "auto"; }
-  void set(const std::string& key, const json& value) {
-    for (auto& [k, v] : out.settings)
+  bool auto_at(const std::string& dotted) const {
+    const json* v = find(dotted);
+    return v != nullptr && is_auto(*v);
+  }
+  static void put(DeepSpeedTranslation::Settings& settings, const std::string& key, const json& value) {
+    for (auto& [k, v] : settings)
       if (k == key) {
         v = value.dump();
         return;
       }
-    out.settings.emplace_back(key, value.dump());
+    settings.emplace_back(key, value.dump());
+  }
+  void set(const std::string& key, const json& value) { put(out.settings, key, value); }
+  // DeepSpeed's value of `key` when the file leaves `deepspeed_key` out ("auto" is not leaving it
+  // out: the rest of the config decides).
+  void default_to(const std::string& deepspeed_key, const std::string& key, const json& value) {
+    if (find(deepspeed_key) == nullptr) put(out.deepspeed_defaults, key, value);
   }
   std::optional<double> number(const std::string& dotted) {
     const json* v = find(dotted);
@@ -165,11 +84,11 @@ struct Walker {
     }
     return v->get<std::int64_t>();
   }
-  // DeepSpeed reads `enabled` as a pydantic bool: true/false, 1/0 and the strings "true", "1",
+  // DeepSpeed reads booleans as pydantic does: true/false, 1/0 and the strings "true", "1",
   // "yes", "on" (and their opposites) in any case; anything else is a problem, not false.
-  bool enabled(const std::string& section) {
-    const json* v = find(section + ".enabled");
-    if (v == nullptr || is_auto(*v)) return false;
+  std::optional<bool> boolean(const std::string& dotted) {
+    const json* v = find(dotted);
+    if (v == nullptr || is_auto(*v)) return std::nullopt;
     if (v->is_boolean()) return v->get<bool>();
     if (v->is_number_integer() && (v->get<std::int64_t>() == 0 || v->get<std::int64_t>() == 1))
       return v->get<std::int64_t>() == 1;
@@ -181,102 +100,166 @@ struct Walker {
       for (const char* no : {"false", "0", "no", "off", "f", "n"})
         if (text == no) return false;
     }
-    problems.push_back(fmt::format("'{}.enabled' must be true or false, found {}", section, v->dump()));
-    return false;
+    problems.push_back(fmt::format("'{}' must be true or false, found {}", dotted, v->dump()));
+    return std::nullopt;
   }
+  bool enabled(const std::string& section) { return boolean(section + ".enabled").value_or(false); }
 };
+
+std::string lower(const std::string& text) {
+  std::string result;
+  for (char c : text) result += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return result;
+}
 
 void translate_precision(Walker& w) {
   const bool fp16 = w.enabled("fp16"), bf16 = w.enabled("bf16") || w.enabled("bfloat16");
   if (fp16 && bf16) w.problems.push_back("both fp16.enabled and bf16.enabled are true; choose one");
   if (fp16) w.set("precision.dtype", "fp16");
   if (bf16) w.set("precision.dtype", "bf16");
-  if (w.find("bfloat16") != nullptr) w.handled.insert("bfloat16.enabled");
-  if (!fp16)  // fp16's loss-scaling keys mean nothing without fp16
+  for (const char* section : {"fp16", "bf16"})
+    if (w.auto_at(std::string(section) + ".enabled"))
+      w.out.notes.push_back(fmt::format("{0}.enabled: \"auto\" (the Hugging Face Trainer's --{0}): precision.dtype "
+                                        "comes from the rest of the config",
+                                        section));
+  const bool said_auto = w.auto_at("fp16.enabled") || w.auto_at("bf16.enabled");
+  if (!fp16 && !bf16 && !said_auto) w.out.deepspeed_defaults.emplace_back("precision.dtype", "\"fp32\"");
+  for (const char* key : {"fp16.enabled", "bf16.enabled", "bfloat16.enabled"}) w.handled.insert(key);
+  if (!fp16) {  // fp16's loss-scaling keys mean nothing without fp16
     for (const char* key : {"fp16.loss_scale", "fp16.initial_scale_power", "fp16.loss_scale_window", "fp16.hysteresis",
                             "fp16.min_loss_scale"})
       w.handled.insert(key);
-}
-
-void translate_optimizer(Walker& w) {
-  const json* type = w.find("optimizer.type");
-  if (type == nullptr) return;
-  const std::string name = type->is_string() ? type->get<std::string>() : type->dump();
-  std::string lower;
-  for (char c : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (lower != "adamw" && lower != "adam" && lower != "fusedadam") {
-    w.problems.push_back(fmt::format("optimizer.type '{}' is not available; zerotrain has AdamW (type: AdamW)", name));
     return;
   }
-  const json* mode = w.find("optimizer.params.adam_w_mode");
-  if (mode != nullptr && mode->is_boolean() && !mode->get<bool>())
-    w.problems.push_back("optimizer.params.adam_w_mode false (Adam with L2 regularisation) is not available; "
-                         "zerotrain's AdamW decouples weight decay (drop the key)");
-  w.set("optimizer.type", "adamw");
+  // DeepSpeed's loss scaler when the file says nothing: dynamic, from 2^16, x2 every 1000 good steps.
+  w.default_to("fp16.loss_scale", "precision.loss_scale", 0.0);
+  w.default_to("fp16.initial_scale_power", "precision.initial_scale_power", 16);
+  w.default_to("fp16.loss_scale_window", "precision.loss_scale_window", 1000);
+  w.default_to("fp16.hysteresis", "precision.hysteresis", 2);
+  w.default_to("fp16.min_loss_scale", "precision.min_loss_scale", 1.0);
 }
 
+// DeepSpeed's Adam and AdamW are both AdamW (unless adam_w_mode is false), with FusedAdam's
+// defaults, or torch.optim.AdamW's with torch_adam (weight decay 0.01).
+void translate_optimizer(Walker& w) {
+  const json* type = w.find("optimizer.type");
+  if (type == nullptr) {
+    if (!w.auto_at("optimizer"))
+      w.out.notes.push_back("no optimizer section: DeepSpeed would use the optimizer the training script passes; "
+                            "zerotrain uses its AdamW with optimizer.* from the rest of the config");
+    return;
+  }
+  w.handled.insert("optimizer.type");
+  const std::string name = type->is_string() ? type->get<std::string>() : type->dump();
+  const std::string kind = lower(name);
+  if (kind != "adamw" && kind != "adam" && kind != "fusedadam") {
+    const auto other = deepspeed_keys::other_optimizers().find(kind);
+    w.problems.push_back(fmt::format("optimizer.type '{}'{} is not available; zerotrain has AdamW (type: AdamW)", name,
+                                     other == deepspeed_keys::other_optimizers().end() ? "" : ", " + other->second + ","));
+    w.handled.insert("optimizer.params");  // that optimizer's own parameters: nothing more to say
+    return;
+  }
+  if (w.boolean("optimizer.params.adam_w_mode") == false && kind == "adam")
+    w.problems.push_back("optimizer.params.adam_w_mode false (Adam with L2 regularisation) is not available; "
+                         "zerotrain's AdamW decouples weight decay (drop the key)");
+  if (w.boolean("optimizer.params.bias_correction") == false)
+    w.problems.push_back("optimizer.params.bias_correction false is not available; zerotrain's AdamW corrects the "
+                         "moments' bias (drop the key)");
+  if (w.boolean("optimizer.params.amsgrad") == true)
+    w.problems.push_back("optimizer.params.amsgrad true is not available; zerotrain's AdamW is Adam's (drop the key)");
+  if (w.find("optimizer.params.max_grad_norm") != nullptr) {
+    w.problems.push_back("optimizer.params.max_grad_norm: DeepSpeed refuses it too; use the top-level "
+                         "gradient_clipping");
+    w.handled.insert("optimizer.params.max_grad_norm");
+  }
+  w.set("optimizer.type", "adamw");
+  const bool torch_adam = w.boolean("optimizer.params.torch_adam").value_or(false);
+  w.default_to("optimizer.params.lr", "optimizer.lr", 1e-3);
+  w.default_to("optimizer.params.betas", "optimizer.betas", json::array({0.9, 0.999}));
+  w.default_to("optimizer.params.eps", "optimizer.eps", 1e-8);
+  w.default_to("optimizer.params.weight_decay", "optimizer.weight_decay", torch_adam ? 0.01 : 0.0);
+}
+
+// DeepSpeed's WarmupLR, WarmupDecayLR and WarmupCosineLR become zerotrain's schedulers of the same
+// names (optim/lr_schedule.h), with DeepSpeed's defaults for what the file leaves out; no
+// scheduler is DeepSpeed's constant rate. "auto" takes what the Hugging Face Trainer would give
+// it from zerotrain's settings: warmup_min_lr 0, warmup_max_lr optimizer.lr, warmup_num_steps
+// scheduler.warmup_steps, total_num_steps train.steps.
 void translate_scheduler(Walker& w) {
   const json* type = w.find("scheduler.type");
-  if (type == nullptr) return;
+  if (type == nullptr) {
+    w.default_to("scheduler", "scheduler.type", "constant");
+    return;
+  }
   const std::string name = type->is_string() ? type->get<std::string>() : type->dump();
+  w.handled.insert("scheduler.type");
   w.handled.insert("scheduler.params");
   auto param = [&](const char* key) { return "scheduler.params." + std::string(key); };
-  const json* warmup_type = w.find(param("warmup_type"));
-  if (warmup_type != nullptr && warmup_type->is_string() && warmup_type->get<std::string>() != "linear")
-    w.problems.push_back(fmt::format("scheduler.params.warmup_type '{}': zerotrain warms up linearly (use \"linear\")",
-                                     warmup_type->get<std::string>()));
-  std::optional<double> lr = w.number("optimizer.params.lr");
-  auto warmup_steps = [&] {
-    if (const json* v = w.find(param("warmup_num_steps")); v != nullptr && !Walker::is_auto(*v)) {
-      if (!v->is_number_integer() || v->get<std::int64_t>() < 0)
-        w.problems.push_back(fmt::format("'{}' must be a non-negative integer, found {}", param("warmup_num_steps"), v->dump()));
-      else
-        w.set("scheduler.warmup_steps", *v);
-    }
-  };
-  auto total_steps = [&] {
-    if (std::optional<std::int64_t> total = w.integer(param("total_num_steps"))) w.set("train.steps", *total);
-  };
-  auto warmup_from_zero = [&](const char* key) {
-    if (std::optional<double> v = w.number(param(key)); v && *v != 0.0)
-      w.problems.push_back(fmt::format("scheduler.params.{} = {}: zerotrain's warmup starts near 0 (lr / warmup_steps); "
-                                       "set it to 0",
-                                       key, *v));
-  };
-  if (name == "WarmupLR" || name == "WarmupDecayLR") {
-    warmup_from_zero("warmup_min_lr");
-    if (std::optional<double> max_lr = w.number(param("warmup_max_lr"))) {
-      if (lr && *lr != *max_lr)
-        w.problems.push_back(fmt::format("scheduler.params.warmup_max_lr {} differs from optimizer.params.lr {}; "
-                                         "zerotrain warms up to optimizer.lr",
-                                         *max_lr, *lr));
-      lr = max_lr;
-      w.set("optimizer.lr", *max_lr);
-    }
-    warmup_steps();
-    if (name == "WarmupLR") {
-      // Warmup, then constant: a linear "decay" from lr to lr.
-      w.set("scheduler.type", "warmup_linear");
-      if (lr) w.set("scheduler.min_lr", *lr);
-      else w.problems.push_back("WarmupLR needs warmup_max_lr or optimizer.params.lr (the rate after warmup)");
-    } else {
-      w.set("scheduler.type", "warmup_linear");
-      w.set("scheduler.min_lr", 0.0);
-      total_steps();
-    }
-  } else if (name == "WarmupCosineLR") {
-    warmup_from_zero("warmup_min_ratio");
-    warmup_steps();
-    total_steps();
-    w.set("scheduler.type", "warmup_cosine");
-    if (std::optional<double> ratio = w.number(param("cos_min_ratio"))) {
-      if (lr) w.set("scheduler.min_lr", *ratio * *lr);
-      else w.problems.push_back("WarmupCosineLR's cos_min_ratio needs optimizer.params.lr to give scheduler.min_lr");
-    }
-  } else {
-    w.problems.push_back(fmt::format("scheduler.type '{}' is not available; zerotrain has WarmupLR, WarmupDecayLR and "
-                                     "WarmupCosineLR (scheduler.type: constant, warmup_linear, warmup_cosine)",
+  if (name != "WarmupLR" && name != "WarmupDecayLR" && name != "WarmupCosineLR") {
+    w.problems.push_back(fmt::format("scheduler.type '{}' is not available; zerotrain has DeepSpeed's WarmupLR, "
+                                     "WarmupDecayLR and WarmupCosineLR (and its own constant, warmup_linear, "
+                                     "warmup_cosine)",
                                      name));
+    return;
+  }
+  w.set("scheduler.type", name);
+  // DeepSpeed's defaults: log warmup over 1000 steps.
+  w.default_to(param("warmup_type"), "scheduler.warmup_type", "log");
+  if (const json* v = w.find(param("warmup_type")); v != nullptr) {
+    const bool known = v->is_string() && (v->get<std::string>() == "log" || v->get<std::string>() == "linear");
+    w.set("scheduler.warmup_type", known ? *v : json("log"));
+    if (!known)
+      w.out.notes.push_back(fmt::format("scheduler.params.warmup_type {}: neither log nor linear, so log, as "
+                                        "DeepSpeed does (with a warning)",
+                                        v->dump()));
+  }
+  w.default_to(param("warmup_num_steps"), "scheduler.warmup_steps", 1000);
+  if (const json* v = w.find(param("warmup_num_steps")); v != nullptr && !Walker::is_auto(*v)) {
+    if (!v->is_number_integer() || v->get<std::int64_t>() < 1)
+      w.problems.push_back(fmt::format("'{}' must be a positive integer, found {} (DeepSpeed refuses it too)",
+                                       param("warmup_num_steps"), v->dump()));
+    else
+      w.set("scheduler.warmup_steps", *v);
+  }
+  if (const json* v = w.find(param("last_batch_iteration")); v != nullptr && !(v->is_number_integer() && *v == -1))
+    w.problems.push_back(fmt::format("scheduler.params.last_batch_iteration {}: a run starts its schedule at the "
+                                     "beginning; continue one with `zerotrain train --resume`",
+                                     v->dump()));
+  if (name != "WarmupLR") {
+    if (const json* v = w.find(param("total_num_steps")); v == nullptr)
+      w.problems.push_back(fmt::format("{} needs scheduler.params.total_num_steps (DeepSpeed refuses it without)", name));
+    else if (std::optional<std::int64_t> total = w.integer(param("total_num_steps")))
+      w.set("train.steps", *total);
+  }
+  if (name == "WarmupCosineLR") {
+    // The ratios apply to the optimizer's rate, which may come from the rest of the config.
+    const std::optional<double> start = w.number(param("warmup_min_ratio"));
+    const std::optional<double> end = w.number(param("cos_min_ratio"));
+    if (start.value_or(0) < 0 || start.value_or(0) > 1 || end.value_or(0) < 0 || end.value_or(0) > 1)
+      w.problems.push_back("scheduler.params.warmup_min_ratio and cos_min_ratio are ratios of the rate, in 0..1");
+    if (!w.auto_at(param("warmup_min_ratio")))
+      w.out.ratios_of_lr.push_back({"scheduler.warmup_min_lr", start.value_or(0.0)});
+    if (!w.auto_at(param("cos_min_ratio")))
+      w.out.ratios_of_lr.push_back({"scheduler.min_lr", end.value_or(1e-4)});  // DeepSpeed's default
+  } else {
+    w.default_to(param("warmup_min_lr"), "scheduler.warmup_min_lr", 0.0);
+    if (std::optional<double> start = w.number(param("warmup_min_lr"))) w.set("scheduler.warmup_min_lr", *start);
+    if (w.auto_at(param("warmup_min_lr"))) w.set("scheduler.warmup_min_lr", 0.0);  // what the Trainer gives
+    // The scheduler sets the optimizer's rate: warmup_max_lr is the peak, whatever params.lr says.
+    // WarmupLR's default is the optimizer's rate, WarmupDecayLR's 0.001.
+    std::optional<double> peak = w.number(param("warmup_max_lr"));
+    const std::optional<double> lr = w.number("optimizer.params.lr");
+    const bool decay_default = name == "WarmupDecayLR" && w.find(param("warmup_max_lr")) == nullptr;
+    if (decay_default && !lr) w.default_to("optimizer.params.lr", "optimizer.lr", 1e-3);
+    if (decay_default && lr) peak = 1e-3;
+    if (peak) {
+      w.set("optimizer.lr", *peak);
+      w.handled.insert("optimizer.params.lr");
+      if (lr && *lr != *peak)
+        w.out.notes.push_back(fmt::format("scheduler: the rate peaks at warmup_max_lr {}{}, not optimizer.params.lr "
+                                          "{}: DeepSpeed's scheduler sets the optimizer's rate",
+                                          *peak, decay_default ? " (DeepSpeed's default)" : "", *lr));
+    }
   }
   // Every known parameter was read above; anything else is a mistake.
   if (const json* params = w.find("scheduler.params"); params != nullptr && params->is_object())
@@ -361,26 +344,72 @@ void translate_batch(Walker& w, int world, const std::string& ranks_from) {
   }
   if (micro) w.set("train.train_micro_batch_size_per_gpu", *micro);
   if (accumulation) w.set("train.gradient_accumulation_steps", *accumulation);
+  // A micro batch without a total or an accumulation count: DeepSpeed accumulates nothing.
+  if (micro && !accumulation && w.find("train_batch_size") == nullptr)
+    w.default_to("gradient_accumulation_steps", "train.gradient_accumulation_steps", 1);
+  if (!micro && !w.auto_at("train_micro_batch_size_per_gpu") && !w.auto_at("train_batch_size"))
+    w.out.notes.push_back("neither train_batch_size nor train_micro_batch_size_per_gpu: DeepSpeed needs one; "
+                          "zerotrain takes train.train_micro_batch_size_per_gpu from the rest of the config");
+}
+
+// ZeRO: stage 0 unless said; communication in the compute dtype unless said (DeepSpeed's
+// communication_data_type default). The bucket sizes and overlap change speed and memory, not
+// the losses: zerotrain keeps its own (measured) values for those the file leaves out, and says so.
+void translate_zero(Walker& w) {
+  const json* zero = w.find("zero_optimization");
+  if (zero != nullptr && zero->is_object() && zero->contains("stage") && (*zero)["stage"].is_number_integer())
+    w.stage = (*zero)["stage"].get<int>();
+  else if (zero != nullptr && zero->is_boolean())
+    w.stage = zero->get<bool>() ? 1 : 0;
+  if (zero == nullptr || (zero->is_object() && !zero->contains("stage")))
+    w.out.deepspeed_defaults.emplace_back("zero_optimization.stage", "0");
+  w.default_to("communication_data_type", "zero_optimization.communication_data_type", "compute");
+  if (w.stage == 0) return;
+  std::vector<std::string> own;
+  for (const char* key : {"overlap_comm", "reduce_bucket_size", "stage3_prefetch_bucket_size",
+                          "stage3_param_persistence_threshold"}) {
+    if (w.stage < 3 && std::string(key).starts_with("stage3")) continue;
+    if (w.find(std::string("zero_optimization.") + key) == nullptr) own.emplace_back(key);
+  }
+  if (!own.empty()) {
+    std::string list;
+    for (const std::string& key : own) list += (list.empty() ? "" : ", ") + key;
+    w.out.notes.push_back(fmt::format("zero_optimization: {} left out, so zerotrain's own values rather than "
+                                      "DeepSpeed's defaults: they change speed and memory, not the losses",
+                                      list));
+  }
+}
+
+// A value that asks for nothing of a feature: false, an offload to "none", a section switched
+// off, a partition or parallel size of 1 (MiCS's -1).
+bool asks_for_nothing(const std::string& dotted, const json& value) {
+  if (value.is_null() || (value.is_boolean() && !value.get<bool>())) return true;
+  if (value.is_number_integer() && dotted.ends_with("_size")) return value.get<std::int64_t>() <= 1;
+  if (!value.is_object()) return false;
+  if (value.contains("device") && value["device"] == "none") return true;
+  if (value.contains("enabled")) {
+    const json& on = value["enabled"];
+    return (on.is_boolean() && !on.get<bool>()) || (on.is_string() && lower(on.get<std::string>()) == "false");
+  }
+  // A parallelism section whose sizes are all 1 (tensor_parallel: {"autotp_size": 1}).
+  bool sizes_only = !value.empty();
+  for (const auto& [key, v] : value.items())
+    sizes_only = sizes_only && key.ends_with("_size") && v.is_number_integer() && v.get<std::int64_t>() <= 1;
+  return sizes_only;
 }
 
 void walk(Walker& w, const json& node, const std::string& prefix) {
   for (const auto& [key, value] : node.items()) {
     const std::string dotted = prefix.empty() ? key : prefix + "." + key;
     if (w.handled.contains(dotted)) continue;
-    bool unsupported = false;
-    for (const auto& [feature, instead] : unsupported_keys()) {
-      if (dotted != feature) continue;
-      unsupported = true;
-      // An offload to "none", or a monitor or profiler switched off, asks for nothing.
-      const bool offload_none = value.is_object() && value.contains("device") && value["device"] == "none";
-      const bool disabled = value.is_object() && value.contains("enabled") && value["enabled"] == false;
-      if (offload_none || disabled)
-        w.out.notes.push_back(fmt::format("{}: {}, nothing to do", dotted, offload_none ? "device none" : "disabled"));
+    if (auto instead = deepspeed_keys::unsupported().find(dotted); instead != deepspeed_keys::unsupported().end()) {
+      if (asks_for_nothing(dotted, value))
+        w.out.notes.push_back(fmt::format("{}: {}, nothing to do", dotted, value.dump()));
       else
-        w.problems.push_back(fmt::format("'{}' is not supported: {}", dotted, instead));
+        w.problems.push_back(fmt::format("'{}' is not supported: {}", dotted, instead->second));
+      continue;
     }
-    if (unsupported) continue;
-    if (auto direct = direct_keys().find(dotted); direct != direct_keys().end()) {
+    if (auto direct = deepspeed_keys::direct().find(dotted); direct != deepspeed_keys::direct().end()) {
       if (Walker::is_auto(value))
         w.out.notes.push_back(fmt::format("{}: \"auto\", zerotrain's {} from the rest of the config", dotted,
                                           direct->second));
@@ -390,8 +419,10 @@ void walk(Walker& w, const json& node, const std::string& prefix) {
         w.set(direct->second, value);
       continue;
     }
-    if (auto no_op = no_op_keys().find(dotted); no_op != no_op_keys().end()) {
-      if (!dotted.ends_with(".enabled") && !dotted.ends_with(".type") && dotted != "scheduler.params.warmup_type")
+    if (auto no_op = deepspeed_keys::no_op().find(dotted); no_op != deepspeed_keys::no_op().end()) {
+      if (w.stage < 3 && dotted.starts_with("zero_optimization.stage3_"))
+        w.out.notes.push_back(fmt::format("{}: accepted, a stage-3 setting at stage {}", dotted, w.stage));
+      else
         w.out.notes.push_back(fmt::format("{}: accepted, does nothing in zerotrain ({})", dotted, no_op->second));
       continue;
     }
@@ -419,9 +450,36 @@ void walk(Walker& w, const json& node, const std::string& prefix) {
   }
 }
 
-}  // namespace
+// DeepSpeed's value of a zerotrain key for this file: what it states, else DeepSpeed's default.
+std::optional<std::string> deepspeed_value(const DeepSpeedTranslation& t, const std::string& key) {
+  for (const auto* settings : {&t.settings, &t.deepspeed_defaults})
+    for (const auto& [k, v] : *settings)
+      if (k == key) return v;
+  return std::nullopt;
+}
 
-std::string DeepSpeedTranslation::yaml() const {
+// Two YAML/JSON value texts that mean the same value (1 and 1.0, "fp32" and fp32).
+bool same_value(const std::string& a, const std::string& b) {
+  const auto parse = [](const std::string& text) {
+    json value = json::parse(text, nullptr, false);
+    return value.is_discarded() ? json(text) : value;
+  };
+  const json x = parse(a), y = parse(b);
+  if (x.is_number() && y.is_number()) return x.get<double>() == y.get<double>();
+  if (x.is_array() && y.is_array() && x.size() == y.size()) {
+    for (std::size_t i = 0; i < x.size(); ++i)
+      if (!same_value(x[i].dump(), y[i].dump())) return false;
+    return true;
+  }
+  return x == y;
+}
+
+std::string unquoted(const std::string& text) {
+  const json value = json::parse(text, nullptr, false);
+  return value.is_string() ? value.get<std::string>() : text;
+}
+
+std::string settings_yaml(const DeepSpeedTranslation::Settings& settings) {
   std::vector<std::string> sections;
   std::map<std::string, std::string> body;
   for (const auto& [path, value] : settings) {
@@ -434,20 +492,30 @@ std::string DeepSpeedTranslation::yaml() const {
   return text;
 }
 
-std::vector<std::string> DeepSpeedTranslation::overrides() const {
-  std::vector<std::string> list;
-  for (const auto& [path, value] : settings) list.push_back(path + "=" + value);
-  return list;
-}
+}  // namespace
 
-std::pair<int, std::string> launcher_world_size() {
-  for (const char* variable : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"}) {
-    if (const char* value = std::getenv(variable)) {
-      const int n = std::atoi(value);
-      if (n > 0) return {n, fmt::format("from {}", variable)};
-    }
+std::string DeepSpeedTranslation::yaml() const { return settings_yaml(settings); }
+std::string DeepSpeedTranslation::defaults_yaml() const { return settings_yaml(deepspeed_defaults); }
+
+std::vector<std::string> differences_from_deepspeed(const DeepSpeedTranslation& translation, const Config& config) {
+  std::vector<std::string> lines;
+  for (const ConfigKey& key : config_keys()) {
+    const std::optional<std::string> expected = deepspeed_value(translation, key.path);
+    if (!expected) continue;
+    const std::string actual = format_config_value(key, key.read(config));
+    if (!same_value(*expected, actual))
+      lines.push_back(fmt::format("{} is {} (from --config or --set); DeepSpeed runs this file with {}", key.path,
+                                  actual, unquoted(*expected)));
   }
-  return {1, "not started by mpirun or srun"};
+  for (const auto& [path, ratio] : translation.ratios_of_lr) {
+    const ConfigKey* key = find_config_key(path);
+    const double actual = std::get<double>(key->read(config)), expected = ratio * config.optimizer.lr;
+    if (std::abs(actual - expected) > 1e-12 * std::abs(expected))
+      lines.push_back(fmt::format("{} is {} (from --config or --set); DeepSpeed runs this file with {} x "
+                                  "optimizer.lr = {}",
+                                  path, actual, ratio, expected));
+  }
+  return lines;
 }
 
 DeepSpeedTranslation translate_deepspeed_config(const std::filesystem::path& file, int world_size,
@@ -457,13 +525,16 @@ DeepSpeedTranslation translate_deepspeed_config(const std::filesystem::path& fil
   if (!text) throw UserError(fmt::format("cannot read DeepSpeed config '{}': {}", file.string(), why));
   const json root = parse_json_input(*text, file.string());
   if (!root.is_object()) throw UserError(fmt::format("{}: a DeepSpeed config is a JSON object", file.string()));
-  Walker w{root, file.string(), {}, {}, {}};
+  Walker w{root, file.string(), {}, {}, {}, 0};
   try {
     translate_precision(w);
     translate_optimizer(w);
     translate_scheduler(w);
     translate_batch(w, world_size, ranks_from);
+    translate_zero(w);
     translate_activation_checkpointing(w);
+    // DeepSpeed 0.19's default (older versions clip nothing): the tests hold it against DeepSpeed's parser.
+    w.default_to("gradient_clipping", "train.gradient_clipping", 1.0);
     walk(w, root, "");
   } catch (const json::type_error& e) {
     // A value of a type no check above expected (a number where a name goes, say).

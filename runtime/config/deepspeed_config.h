@@ -14,25 +14,37 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/config/config.h"
+
 namespace zt {
 
 struct DeepSpeedTranslation {
-  std::vector<std::pair<std::string, std::string>> settings;  // zerotrain key path -> YAML value text
+  using Settings = std::vector<std::pair<std::string, std::string>>;  // zerotrain key path -> YAML value text
+  Settings settings;  // what the file states
+  // DeepSpeed's own values for what the file leaves out (a rate that is constant without a
+  // scheduler, no clipping, no weight decay, fp32, stage 0...): below a --config YAML, which
+  // overrides them only where it states a key. Keys the file gives as "auto" are not here: they
+  // take the rest of the config's value, as the Hugging Face Trainer fills them from its arguments.
+  Settings deepspeed_defaults;
+  // Keys DeepSpeed computes as a ratio of the optimizer's rate (WarmupCosineLR's ratios), stored
+  // once optimizer.lr is known: key path -> ratio.
+  std::vector<std::pair<std::string, double>> ratios_of_lr;
   std::vector<std::string> notes;  // one line per key accepted that does nothing in zerotrain
+
   // The settings as a zerotrain YAML config (sections in the order first set).
   std::string yaml() const;
-  // The settings as --set arguments ("train.gradient_clipping=1.0"), to apply over a YAML config.
-  std::vector<std::string> overrides() const;
+  std::string defaults_yaml() const;
 };
+
+// What DeepSpeed would run with the file that `config` (the resolved config of a run given the
+// file) runs differently: one line per key, e.g. "optimizer.weight_decay is 0.1 (from the rest of
+// the config); DeepSpeed runs this file with 0".
+std::vector<std::string> differences_from_deepspeed(const DeepSpeedTranslation& translation, const Config& config);
 
 // world_size: the number of ranks of the run (train_batch_size is checked against it); `ranks_from`
 // says where that number came from, for messages. Throws zt::UserError naming the file and listing
 // every problem found (unsupported features with their alternatives, bad values, unknown keys).
 DeepSpeedTranslation translate_deepspeed_config(const std::filesystem::path& file, int world_size,
                                                 const std::string& ranks_from);
-
-// The number of ranks the launcher started (OMPI_COMM_WORLD_SIZE, PMI_SIZE, SLURM_NTASKS; else 1)
-// and the variable it came from, read before MPI is initialised.
-std::pair<int, std::string> launcher_world_size();
 
 }  // namespace zt

@@ -61,11 +61,16 @@ LrSchedule lr_schedule(const Config& config) {
     case SchedulerType::constant: s.kind = LrSchedule::Kind::constant; break;
     case SchedulerType::warmup_cosine: s.kind = LrSchedule::Kind::warmup_cosine; break;
     case SchedulerType::warmup_linear: s.kind = LrSchedule::Kind::warmup_linear; break;
+    case SchedulerType::WarmupLR: s.kind = LrSchedule::Kind::deepspeed_warmup; break;
+    case SchedulerType::WarmupDecayLR: s.kind = LrSchedule::Kind::deepspeed_warmup_decay; break;
+    case SchedulerType::WarmupCosineLR: s.kind = LrSchedule::Kind::deepspeed_warmup_cosine; break;
   }
   s.lr = config.optimizer.lr;
   s.min_lr = config.scheduler.min_lr;
   s.warmup_steps = config.scheduler.warmup_steps;
   s.total_steps = config.train.steps;
+  s.warmup = config.scheduler.warmup_type == WarmupType::log ? LrSchedule::Warmup::log : LrSchedule::Warmup::linear;
+  s.warmup_min_lr = config.scheduler.warmup_min_lr;
   return s;
 }
 

@@ -471,6 +471,7 @@ TEST(ConfigRange, NumberOutOfRange) {
 TEST(ConfigRange, NotAmongTheChoicesSuggestsTheNearest) {
   EXPECT_EQ(parse_error("scheduler:\n  type: warmup_cosin\n"),
             "test.yaml:2:9: bad value for 'scheduler.type': expected one of constant, warmup_cosine, warmup_linear, "
+            "WarmupLR, WarmupDecayLR, WarmupCosineLR, "
             "found 'warmup_cosin'; did you mean 'warmup_cosine'?");
   EXPECT_EQ(parse_error("precision:\n  dtype: float64\n"),
             "test.yaml:2:10: bad value for 'precision.dtype': expected one of fp32, bf16, fp16, found 'float64'");
@@ -598,6 +599,12 @@ TEST(ConfigConsistency, SeqLenAtMostBlockSize) {
 TEST(ConfigConsistency, OtherRules) {
   expect_contains(parse_error("scheduler:\n  min_lr: 0.01\n"),
                   {"test.yaml:2:3:", "scheduler.min_lr = 0.01 is larger than optimizer.lr = 0.0003"});
+  expect_contains(parse_error("scheduler:\n  warmup_type: log\n"),
+                  {"test.yaml:2:3:", "shape DeepSpeed's schedulers (WarmupLR, WarmupDecayLR, WarmupCosineLR), not "
+                                     "scheduler.type warmup_cosine"});
+  expect_contains(parse_error("scheduler:\n  type: WarmupLR\n  warmup_min_lr: 0.01\n"),
+                  {"test.yaml:3:3:", "scheduler.warmup_min_lr = 0.01 is larger than optimizer.lr = 0.0003"});
+  EXPECT_EQ(parse("scheduler:\n  type: WarmupDecayLR\n  warmup_type: log\n").scheduler.warmup_type, WarmupType::log);
   expect_contains(parse_error("train:\n  eval_interval: 10\ndata:\n  val_files: \"\"\n"),
                   {"test.yaml:2:3:", "train.eval_interval = 10 asks for evaluation but data.val_files is empty"});
   expect_contains(parse_error("comm:\n  backend: nccl\ntrain:\n  device: cpu\n"),

@@ -44,13 +44,14 @@ expect "$work/map.log" "# $work/ds.json as zerotrain YAML:" \
   "note: zero_optimization.allgather_partitions: accepted, does nothing in zerotrain" \
   "note: zero_optimization.contiguous_gradients: accepted, does nothing in zerotrain" \
   "note: zero_optimization.reduce_bucket_size: \"auto\"" \
-  "note: zero_optimization.offload_optimizer: device none, nothing to do"
+  'note: zero_optimization.offload_optimizer: {"device":"none"}, nothing to do'
 # The resolved config (after the translation) holds the mapped values.
 resolved() { sed -n '/^model:/,$p' "$work/map.log"; }
 resolved > "$work/resolved.yaml"
 expect "$work/resolved.yaml" "train_micro_batch_size_per_gpu: 4" "gradient_accumulation_steps: 4" "steps: 300" \
-  "gradient_clipping: 0.5" "lr: 0.002" "betas: [0.9, 0.99]" "weight_decay: 0.05" "type: warmup_cosine" \
-  "warmup_steps: 30" "min_lr: 0.0002" "dtype: bf16" "stage: 3" "stage3_prefetch_bucket_size: 50000" "log_interval: 5"
+  "gradient_clipping: 0.5" "lr: 0.002" "betas: [0.9, 0.99]" "weight_decay: 0.05" "type: WarmupCosineLR" \
+  "warmup_steps: 30" "warmup_type: log" "min_lr: 0.0002" "dtype: bf16" "stage: 3" "stage3_prefetch_bucket_size: 50000" \
+  "log_interval: 5"
 
 # train_batch_size against the ranks mpirun started (read from its environment).
 OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_RANK=0 "$zerotrain" config --deepspeed "$work/ds.json" > "$work/tbs.log" 2>&1 &&
@@ -65,24 +66,75 @@ expect "$work/auto.log" "gradient_accumulation_steps: 2"
 cat > "$work/bad.json" <<'JSON'
 {
   "train_micro_batch_size_per_gpu": 2,
-  "optimizer": {"type": "Lamb", "params": {"lr": 0.001}},
-  "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}, "stage3_max_live_parameters": 1e9,
-                        "sub_group_size": 1e9},
+  "optimizer": {"type": "Lamb", "params": {"lr": 0.001, "max_coeff": 0.3}},
+  "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}, "cpu_offload": true,
+                        "zero_quantized_weights": true},
   "activation_checkpointing": {"partition_activations": true, "checkpoint_in_cpu": true},
   "scheduler": {"type": "OneCycle", "params": {}},
   "fp16": {"enabled": true}, "bf16": {"enabled": true},
+  "hybrid_engine": {"enabled": true},
   "trian_batch_size": 8
 }
 JSON
 "$zerotrain" config --deepspeed "$work/bad.json" > "$work/bad.log" 2>&1 && fail "the unsupported config was accepted"
-expect "$work/bad.log" "$work/bad.json: 8 problems in the DeepSpeed config:" \
-  "optimizer.type 'Lamb' is not available; zerotrain has AdamW" \
+expect "$work/bad.log" "$work/bad.json: 9 problems in the DeepSpeed config:" \
+  "optimizer.type 'Lamb', LAMB (layer-wise adaptive rates), is not available; zerotrain has AdamW" \
   "'zero_optimization.offload_optimizer' is not supported: optimizer state stays on the device" \
-  "'zero_optimization.stage3_max_live_parameters' is not supported:" \
-  "'zero_optimization.sub_group_size' is not supported:" \
+  "'zero_optimization.cpu_offload' is not supported: optimizer state stays on the device" \
+  "'zero_optimization.zero_quantized_weights' is not supported: no quantized communication (ZeRO++)" \
+  "'hybrid_engine' is not supported: no hybrid engine" \
   "unknown DeepSpeed key 'activation_checkpointing.checkpoint_in_cpu'" \
   "scheduler.type 'OneCycle' is not available" "both fp16.enabled and bf16.enabled are true" \
   "unknown DeepSpeed key 'trian_batch_size'"
+grep -q "max_coeff" "$work/bad.log" && fail "a refused optimizer's own parameters were reported too"
+
+# Real DeepSpeed keys whose value is what zerotrain does anyway are accepted with a note: stage-3
+# keys below stage 3, memory_efficient_linear, bias_correction true, a switched-off hybrid engine,
+# monitor or feature, the legacy cpu_offload false and 16-bit save keys.
+cat > "$work/real.json" <<'JSON'
+{
+  "train_micro_batch_size_per_gpu": 2,
+  "optimizer": {"type": "Adam", "params": {"lr": 0.001, "bias_correction": true, "amsgrad": false}},
+  "zero_optimization": {"stage": 2, "stage3_max_live_parameters": 1e9, "stage3_max_reuse_distance": 1e9,
+                        "memory_efficient_linear": false, "cpu_offload": false, "sub_group_size": 1e9,
+                        "gather_16bit_weights_on_model_save": true, "zero_hpz_partition_size": 1,
+                        "zero_quantized_gradients": false},
+  "hybrid_engine": {"enabled": false, "max_out_tokens": 512},
+  "tensorboard": {"enabled": false}, "tensor_parallel": {"autotp_size": 1},
+  "steps_per_print": 10, "wall_clock_breakdown": false
+}
+JSON
+"$zerotrain" config --deepspeed "$work/real.json" > "$work/real.log" 2>&1 ||
+  { cat "$work/real.log"; fail "real DeepSpeed keys were refused"; }
+expect "$work/real.log" "zero_optimization.stage3_max_live_parameters: accepted, a stage-3 setting at stage 2" \
+  "zero_optimization.memory_efficient_linear: accepted, does nothing" \
+  "optimizer.params.bias_correction: accepted, does nothing in zerotrain (zerotrain's AdamW corrects both" \
+  'hybrid_engine: {"enabled":false,"max_out_tokens":512}, nothing to do' "zero_optimization.cpu_offload: false, nothing to do" \
+  "zero_optimization.zero_hpz_partition_size: 1, nothing to do" 'tensor_parallel: {"autotp_size":1}, nothing to do'
+grep -q "unknown" "$work/real.log" && { cat "$work/real.log"; fail "a real DeepSpeed key was called unknown"; }
+
+# What a file leaves out takes DeepSpeed's defaults, not zerotrain's: a constant rate, no weight
+# decay, DeepSpeed's clipping, fp32, stage 0; a --config YAML overrides only what it states, and
+# what then differs from DeepSpeed is said.
+printf '{"train_micro_batch_size_per_gpu": 2, "optimizer": {"type": "Adam", "params": {"lr": 0.0002}}}\n' >"$work/gan.json"
+"$zerotrain" config --deepspeed "$work/gan.json" > "$work/gan.log" 2>&1 || { cat "$work/gan.log"; fail "gan.json"; }
+expect "$work/gan.log" "# DeepSpeed's defaults for what it leaves out" "type: constant" "weight_decay: 0.0" \
+  "gradient_clipping: 1.0" "betas: [0.9, 0.999]" "dtype: fp32" "communication_data_type: compute"
+printf 'optimizer:\n  weight_decay: 0.1\nmodel:\n  n_layer: 2\n' >"$work/model.yaml"
+"$zerotrain" config --deepspeed "$work/gan.json" --config "$work/model.yaml" > "$work/layers.log" 2>&1 ||
+  { cat "$work/layers.log"; fail "gan.json over model.yaml"; }
+expect "$work/layers.log" "n_layer: 2" "type: constant" \
+  "# note: optimizer.weight_decay is 0.1 (from --config or --set); DeepSpeed runs this file with 0.0"
+grep -q "note: scheduler.type" "$work/layers.log" && fail "a key the YAML does not state was reported as different"
+
+# The Hugging Face Trainer's "auto": the rest of the config decides, and precision's is said.
+printf '{"train_micro_batch_size_per_gpu": "auto", "fp16": {"enabled": "auto"}, %s}\n' \
+  '"optimizer": {"type": "AdamW", "params": {"lr": "auto", "weight_decay": "auto"}}, "gradient_clipping": "auto"' \
+  >"$work/auto_hf.json"
+"$zerotrain" config --deepspeed "$work/auto_hf.json" --set optimizer.lr=0.0004 > "$work/auto_hf.log" 2>&1 ||
+  { cat "$work/auto_hf.log"; fail "auto_hf.json"; }
+expect "$work/auto_hf.log" "fp16.enabled: \"auto\" (the Hugging Face Trainer's --fp16): precision.dtype comes from" \
+  "lr: 0.0004" "weight_decay: 0.1" "gradient_clipping: 1.0"
 
 # A real run on 2 ranks: batch 8 = 2 x 2 x 2 ranks, WarmupDecayLR over 4 steps (the MLP needs no data).
 cat > "$work/run.json" <<'JSON'
