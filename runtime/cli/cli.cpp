@@ -10,6 +10,7 @@
 
 #include "core/stop_signal.h"
 #include "runtime/cli/command.h"
+#include "runtime/cli/launcher_env.h"
 #include "runtime/config/nearest_name.h"
 
 namespace zt::cli {
@@ -136,9 +137,11 @@ int run_cli(std::span<const std::string> args, std::ostream& out, std::ostream& 
     err << prefix << ": " << error.what() << "\n";
     return error.exit_code();
   } catch (const UsageError& error) {
+    let_rank_zero_report_first();
     err << prefix << ": " << error.what() << "\n";
     return kExitUsage;
   } catch (const std::exception& error) {
+    let_rank_zero_report_first();
     err << prefix << ": " << failure_message(error) << "\n";
     return kExitFailure;
   } catch (...) {

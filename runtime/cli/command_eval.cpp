@@ -10,6 +10,7 @@
 
 #include "comm/mpi_bootstrap.h"
 #include "runtime/cli/command.h"
+#include "runtime/cli/launcher_env.h"
 #include "runtime/cli/numeric_option.h"
 #include "core/log.h"
 #include "runtime/train/checkpoint_eval.h"
@@ -48,6 +49,7 @@ int run(const po::variables_map& options, std::ostream& out) {
                          r.dataset_windows, world);
   } catch (const std::exception& e) {
     if (world == 1) throw;
+    let_rank_zero_report_first();
     log::error("{}", failure_message(e));  // other ranks may wait in a collective: end the whole job
     std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, 1);

@@ -10,6 +10,7 @@
 
 #include "comm/mpi_bootstrap.h"
 #include "runtime/cli/command.h"
+#include "runtime/cli/launcher_env.h"
 #include "runtime/cli/config_options.h"
 #include "runtime/config/config.h"
 #include "core/log.h"
@@ -60,6 +61,7 @@ int run(const po::variables_map& options, std::ostream&) {
     if (world == 1) throw;
     // Other ranks may be inside a collective this rank will never join: end the whole job now
     // rather than leave them to the comm timeout.
+    let_rank_zero_report_first();
     log::error("{}", failure_message(e));
     std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, 1);

@@ -27,6 +27,11 @@ class GlobResult {
 
 // A FIFO (or a device) that matches a data glob would block the first read forever, before any
 // signal is looked at: refuse everything but regular files up front, without opening them.
+// Where token shards come from, for a newcomer whose data is not there yet.
+constexpr const char* kMakeShards =
+    "; make token shards from text with `zerotrain prepare-data` (its --help shows how), or run "
+    "`bash scripts/prepare-default-data.sh` for the data of the configs in configs/";
+
 void check_regular_file(const std::string& path) {
   struct stat info {};
   if (::stat(path.c_str(), &info) != 0) return;  // opening it says what is wrong
@@ -45,7 +50,8 @@ std::vector<std::filesystem::path> expand_shard_pattern(std::string_view pattern
   if (pattern_text.empty()) throw UserError("no token shard files given (empty pattern)");
   const bool has_wildcard = pattern_text.find_first_of("*?[") != std::string::npos;
   if (!has_wildcard) {
-    if (!std::filesystem::exists(pattern_text)) throw UserError(fmt::format("{}: no such token shard file", pattern_text));
+    if (!std::filesystem::exists(pattern_text))
+      throw UserError(fmt::format("{}: no such token shard file{}", pattern_text, kMakeShards));
     if (std::filesystem::is_directory(pattern_text)) {
       throw UserError(fmt::format("{}: is a directory; name the shard files, e.g. {}/train_*.bin", pattern_text,
                                   pattern_text));
@@ -55,7 +61,8 @@ std::vector<std::filesystem::path> expand_shard_pattern(std::string_view pattern
   }
   GlobResult matches;
   const int status = ::glob(pattern_text.c_str(), 0, nullptr, matches.get());  // sorted by default
-  if (status == GLOB_NOMATCH) throw UserError(fmt::format("{}: no token shard files match this pattern", pattern_text));
+  if (status == GLOB_NOMATCH)
+    throw UserError(fmt::format("{}: no token shard files match this pattern{}", pattern_text, kMakeShards));
   if (status != 0) throw UserError(fmt::format("{}: cannot expand this pattern (glob error {})", pattern_text, status));
   std::vector<std::filesystem::path> files;
   for (std::size_t i = 0; i < matches.get()->gl_pathc; ++i) {

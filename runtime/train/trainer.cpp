@@ -318,7 +318,8 @@ TrainSummary Trainer::run() {
       double val = validate();
       if (timeline) timeline->add_host_span(trace::Lane::host, "eval", eval_start, Clock::now(), {{"step", s}});
       summary.final_val_loss = val;
-      log::progress("step {} | val loss {:.4f}", s, val);
+      log::progress("step {} | val loss {:.4f} (mean of {} batches of {} x {} tokens: {} per rank)", s, val,
+                    config_.train.eval_steps * comm_->world_size(), micro_batch_, seq_len_, config_.train.eval_steps);
       if (metrics_) metrics_->write({{"step", s}, {"val_loss", val}});
     }
     if (config_.train.sample_interval > 0 && s % config_.train.sample_interval == 0) print_sample(s);
