@@ -55,7 +55,9 @@ std::optional<std::string> rope_scaling_difference(const nlohmann::ordered_json&
   const nlohmann::json none;
   const nlohmann::json& given = theirs.contains("rope_scaling") ? theirs["rope_scaling"] : none;
   const bool run_scales = ours.contains("rope_scaling") && !ours["rope_scaling"].is_null();
-  if (given.is_null()) {
+  // transformers writes {"rope_type": "default"} for no scaling.
+  const bool default_kind = given.is_object() && given.value("rope_type", std::string()) == "default";
+  if (given.is_null() || default_kind) {
     if (!run_scales) return std::nullopt;
     return "rope_scaling is null; the run's model scales RoPE (model.rope_scaling_factor > 0)";
   }

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -17,6 +18,7 @@
 #include "core/memory.h"
 #include "runtime/interop/hf_export.h"
 #include "runtime/train/job_settings.h"
+#include "runtime/train/run_tokenizer.h"
 
 namespace zt::cli {
 namespace {
@@ -27,9 +29,14 @@ void declare_options(po::options_description& options) {
        "a complete checkpoint directory, e.g. runs/default/checkpoints/step_00000200")
       ("format", po::value<std::string>()->value_name("FORMAT")->default_value("safetensors"),
        "safetensors: one file, zerotrain's names (docs/checkpoints.md); hf: a Hugging Face model directory "
-       "(config.json + model.safetensors) for transformers' from_pretrained")
+       "(config.json, model.safetensors, the tokenizer's files) for transformers' from_pretrained")
       ("output,o", po::value<std::string>()->value_name("PATH")->required(),
-       "the safetensors file (--format safetensors) or the directory (--format hf) to write");
+       "the safetensors file (--format safetensors) or the directory (--format hf) to write")
+      ("tokenizer", po::value<std::string>()->value_name("byte|gpt2"),
+       "--format hf: the run's tokenizer, for AutoTokenizer (default: the one named in dataset.json beside the "
+       "run's training shards)")
+      ("vocab", po::value<std::string>()->value_name("FILE"), "GPT-2 vocab.json (with the gpt2 tokenizer)")
+      ("merges", po::value<std::string>()->value_name("FILE"), "GPT-2 merges.txt (with the gpt2 tokenizer)");
 }
 
 // Writing into the checkpoint being read would replace one of its files (or add one it never had).
@@ -41,6 +48,24 @@ void refuse_output_inside(const std::filesystem::path& checkpoint_dir, const std
   if (std::mismatch(dir.begin(), dir.end(), file.begin(), file.end()).first == dir.end())
     throw UserError(fmt::format("--output {} lies inside the checkpoint {} being exported; write it elsewhere",
                                 output, checkpoint_dir.string()));
+}
+
+// The run's tokenizer as Hugging Face files. When it cannot be told (the data is gone, or GPT-2's
+// files were not passed) and was not asked for, the weights are exported without it, saying why.
+std::optional<interop::HfTokenizerExport> tokenizer_files(const po::variables_map& options, const Config& config,
+                                                          std::ostream& out) {
+  const std::string kind = options.count("tokenizer") ? options["tokenizer"].as<std::string>() : "";
+  const std::string vocab = options.count("vocab") ? options["vocab"].as<std::string>() : "";
+  const std::string merges = options.count("merges") ? options["merges"].as<std::string>() : "";
+  try {
+    const auto tokenizer = run_tokenizer(config, kind, vocab, merges);
+    return interop::hf_tokenizer_export(*tokenizer, vocab, merges, effective_seq_len(config));
+  } catch (const UserError& error) {
+    if (!kind.empty()) throw;
+    out << fmt::format("note: no tokenizer files written ({}); AutoTokenizer needs them: pass --tokenizer\n",
+                       error.what());
+    return std::nullopt;
+  }
 }
 
 int run(const po::variables_map& options, std::ostream& out) {
@@ -56,7 +81,8 @@ int run(const po::variables_map& options, std::ostream& out) {
   std::size_t tensors = 0;
   std::uint64_t bytes = 0;
   if (format == "hf") {
-    interop::HfExportResult result = interop::export_hf(reader, *model, output);
+    const std::optional<interop::HfTokenizerExport> tokenizer = tokenizer_files(options, reader.config(), out);
+    interop::HfExportResult result = interop::export_hf(reader, *model, output, tokenizer ? &*tokenizer : nullptr);
     tensors = result.tensors, bytes = result.bytes;
   } else {
     checkpoint::ExportResult result = checkpoint::export_safetensors(reader, *model, output);
@@ -74,7 +100,8 @@ Command export_command() {
   return {
       .name = "export",
       .summary = "Write a checkpoint's weights as safetensors, or as a Hugging Face model directory",
-      .usage = "zerotrain export --checkpoint DIR --output PATH [--format safetensors|hf]",
+      .usage = "zerotrain export --checkpoint DIR --output PATH [--format safetensors|hf]\n"
+               "       [--tokenizer byte|gpt2 [--vocab vocab.json --merges merges.txt]]",
       .declare_options = declare_options,
       .run = run,
   };

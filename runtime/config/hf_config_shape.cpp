@@ -13,28 +13,99 @@
 namespace zt {
 namespace {
 
-struct ShapeKey {
-  const char* hf;
-  const char* zerotrain;
+using nlohmann::json;
+
+// Reads config.json values into zerotrain keys, checked against each key's range as a YAML value
+// is (n_head 0 would divide by zero; 2^64 - 1 would wrap to -1).
+struct ShapeReader {
+  const std::filesystem::path& file;
+  const json& config;
+  std::vector<std::pair<std::string, ConfigValue>> shape;
+
+  [[noreturn]] void fail(const std::string& hf_key, const std::string& what) const {
+    throw UserError(fmt::format("{}: '{}' {}", file.string(), hf_key, what));
+  }
+  void store(const std::string& hf_key, const std::string& key, const ConfigValue& value) {
+    if (std::optional<std::string> problem = value_problem(*find_config_key(key), value))
+      fail(hf_key, fmt::format("gives {}: {}", key, *problem));
+    shape.emplace_back(key, value);
+  }
+  // An integer key; `fallback` when config.json may leave it out (Hugging Face's default).
+  std::int64_t integer(const std::string& hf_key, const std::string& key, std::optional<std::int64_t> fallback = {}) {
+    const json* v = config.contains(hf_key) && !config[hf_key].is_null() ? &config[hf_key] : nullptr;
+    if (v == nullptr && fallback) {
+      store(hf_key, key, *fallback);
+      return *fallback;
+    }
+    if (v == nullptr || !v->is_number_integer()) fail(hf_key, fmt::format("is missing or not an integer (it gives {})", key));
+    const NumberRange& range = find_config_key(key)->range;
+    const bool fits = v->is_number_unsigned() ? v->get<std::uint64_t>() <= static_cast<std::uint64_t>(range.max)
+                                              : v->get<std::int64_t>() <= range.max;
+    if (!fits || v->get<double>() < range.min)
+      fail(hf_key, fmt::format("is {}; {} takes an integer in {}..{}", v->dump(), key, range.min, range.max));
+    store(hf_key, key, v->get<std::int64_t>());
+    return v->get<std::int64_t>();
+  }
+  void number(const std::string& hf_key, const std::string& key, double fallback) {
+    const json* v = config.contains(hf_key) && !config[hf_key].is_null() ? &config[hf_key] : nullptr;
+    if (v != nullptr && !v->is_number()) fail(hf_key, fmt::format("is {}; it gives {}, a number", v->dump(), key));
+    store(hf_key, key, v != nullptr ? v->get<double>() : fallback);
+  }
+  void boolean(const std::string& hf_key, const std::string& key, bool fallback) {
+    const json* v = config.contains(hf_key) ? &config[hf_key] : nullptr;
+    if (v != nullptr && !v->is_boolean()) fail(hf_key, fmt::format("is {}; it gives {}, true or false", v->dump(), key));
+    store(hf_key, key, v != nullptr ? v->get<bool>() : fallback);
+  }
 };
 
-// Per Hugging Face model_type: which config.json key gives which zerotrain shape key. Another
-// model family adds its row here.
-struct FamilyShape {
-  const char* model_type;
-  std::vector<ShapeKey> keys;
-};
+void read_gpt2(ShapeReader& r) {
+  r.store("model_type", "model.type", std::string("gpt2"));
+  r.integer("n_layer", "model.n_layer");
+  r.integer("n_head", "model.n_head");
+  r.integer("n_embd", "model.n_embd");
+  r.integer("vocab_size", "model.vocab_size");
+  r.integer("n_positions", "model.block_size");
+}
 
-const std::vector<FamilyShape>& families() {
-  static const std::vector<FamilyShape> table = {
-      {"gpt2",
-       {{"n_layer", "model.n_layer"},
-        {"n_head", "model.n_head"},
-        {"n_embd", "model.n_embd"},
-        {"vocab_size", "model.vocab_size"},
-        {"n_positions", "model.block_size"}}},
-  };
-  return table;
+// Hugging Face's LlamaConfig and Qwen3Config defaults for what a config.json leaves out. What
+// changes the computation beyond the shape (the activation, biases) is checked against the model
+// when the weights load (runtime/interop/hf_model_family.h).
+void read_llama_family(ShapeReader& r, bool qk_norm) {
+  r.store("model_type", "model.type", std::string("llama"));
+  r.store("model_type", "model.qk_norm", qk_norm);
+  r.integer("num_hidden_layers", "model.n_layer");
+  const std::int64_t heads = r.integer("num_attention_heads", "model.n_head");
+  r.integer("num_key_value_heads", "model.n_kv_head", heads);
+  const std::int64_t hidden = r.integer("hidden_size", "model.n_embd");
+  r.integer("intermediate_size", "model.intermediate_size");
+  r.integer("vocab_size", "model.vocab_size");
+  r.integer("max_position_embeddings", "model.block_size");
+  r.number("rope_theta", "model.rope_theta", 10000.0);
+  r.number("rms_norm_eps", "model.rms_norm_eps", 1e-6);
+  r.boolean("tie_word_embeddings", "model.tie_embeddings", false);
+  if (r.config.contains("head_dim") && r.config["head_dim"].is_number_integer() && heads > 0 &&
+      r.config["head_dim"].get<std::int64_t>() != hidden / heads)
+    r.fail("head_dim", fmt::format("is {}; zerotrain's heads are hidden_size / num_attention_heads = {} wide",
+                                   r.config["head_dim"].dump(), hidden / heads));
+  const json& scaling = r.config.contains("rope_scaling") ? r.config["rope_scaling"] : json();
+  if (scaling.is_null()) {
+    r.store("rope_scaling", "model.rope_scaling_factor", 0.0);
+    return;
+  }
+  const std::string kind = scaling.is_object() ? scaling.value("rope_type", scaling.value("type", std::string())) : "";
+  if (kind == "default") {  // transformers' spelling of "no scaling"
+    r.store("rope_scaling", "model.rope_scaling_factor", 0.0);
+    return;
+  }
+  if (kind != "llama3")
+    r.fail("rope_scaling", fmt::format("is {}; zerotrain implements RoPE scaling of rope_type llama3 only",
+                                       scaling.dump()));
+  ShapeReader inner{r.file, scaling, {}};
+  inner.number("factor", "model.rope_scaling_factor", 0.0);
+  inner.number("low_freq_factor", "model.rope_low_freq_factor", 1.0);
+  inner.number("high_freq_factor", "model.rope_high_freq_factor", 4.0);
+  inner.integer("original_max_position_embeddings", "model.rope_original_max_position");
+  for (auto& entry : inner.shape) r.shape.push_back(std::move(entry));
 }
 
 }  // namespace
@@ -49,41 +120,27 @@ std::optional<std::filesystem::path> hf_config_json_for(const std::filesystem::p
   return std::nullopt;
 }
 
-std::vector<std::pair<std::string, std::int64_t>> hf_config_shape(const std::filesystem::path& config_json) {
+std::vector<std::pair<std::string, ConfigValue>> hf_config_shape(const std::filesystem::path& config_json) {
   std::string why;
   const std::optional<std::string> text = read_regular_file(config_json, why);
   if (!text) throw UserError(fmt::format("cannot read {}: {}", config_json.string(), why));
-  const nlohmann::json json = parse_json_input(*text, config_json.string());
-  const std::string model_type = json.is_object() ? json.value("model_type", std::string()) : std::string();
-  std::string known;
-  for (const FamilyShape& family : families()) {
-    known += (known.empty() ? "" : ", ") + std::string(family.model_type);
-    if (family.model_type != model_type) continue;
-    std::vector<std::pair<std::string, std::int64_t>> shape;
-    for (const ShapeKey& key : family.keys) {
-      if (!json.contains(key.hf) || !json[key.hf].is_number_integer())
-        throw UserError(fmt::format("{}: '{}' is missing or not an integer (it gives {})", config_json.string(), key.hf,
-                                    key.zerotrain));
-      // The schema's range of the key it gives, as a YAML value gets (n_head 0 would divide by
-      // zero; 2^64 - 1 would wrap to -1).
-      const NumberRange& range = find_config_key(key.zerotrain)->range;
-      const nlohmann::json& value = json[key.hf];
-      const bool fits = value.is_number_unsigned() ? value.get<std::uint64_t>() <= static_cast<std::uint64_t>(range.max)
-                                                   : value.get<std::int64_t>() <= range.max;
-      if (!fits || value.get<double>() < range.min)
-        throw UserError(fmt::format("{}: '{}' is {}; {} takes an integer in {}..{}", config_json.string(), key.hf,
-                                    value.dump(), key.zerotrain, range.min, range.max));
-      shape.emplace_back(key.zerotrain, value.get<std::int64_t>());
-    }
-    return shape;
-  }
-  if (model_type == "llama" || model_type == "qwen3")
-    throw UserError(fmt::format("{}: model_type '{}' loads, but its shape is not read from config.json: set "
-                                "model.preset (llama-tiny, smollm-135m, llama-3.2-1b), or model.type: llama, "
-                                "model.preset: none and every model.* shape key",
+  const json config = parse_json_input(*text, config_json.string());
+  const std::string model_type = config.is_object() ? config.value("model_type", std::string()) : std::string();
+  ShapeReader reader{config_json, config, {}};
+  if (model_type == "gpt2") {
+    read_gpt2(reader);
+  } else if (model_type == "llama" || model_type == "qwen3") {
+    read_llama_family(reader, model_type == "qwen3");
+  } else if (model_type == "qwen2") {
+    throw UserError(fmt::format("{}: model_type 'qwen2' (Qwen2, Qwen2.5) cannot be loaded: its attention adds biases "
+                                "to the query, key and value projections, which zerotrain's Llama family does not "
+                                "have (loadable: gpt2, llama, qwen3)",
+                                config_json.string()));
+  } else {
+    throw UserError(fmt::format("{}: model_type '{}' cannot be loaded by zerotrain (loadable: gpt2, llama, qwen3)",
                                 config_json.string(), model_type));
-  throw UserError(fmt::format("{}: model_type '{}' cannot be loaded by zerotrain (supported: {})", config_json.string(),
-                              model_type, known));
+  }
+  return reader.shape;
 }
 
 }  // namespace zt

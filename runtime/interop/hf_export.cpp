@@ -20,7 +20,7 @@
 namespace zt::interop {
 
 HfExportResult export_hf(checkpoint::CheckpointReader& reader, const models::Model& model,
-                         const std::filesystem::path& dir) {
+                         const std::filesystem::path& dir, const HfTokenizerExport* tokenizer) {
   reader.check_blocks_match(model);
   const HfModelFamily family = hf_model_family(model);
   // The directory appears whole or not at all: it is written under a temporary name beside it and
@@ -57,6 +57,11 @@ HfExportResult export_hf(checkpoint::CheckpointReader& reader, const models::Mod
   result.bytes = writer.finish();
   nlohmann::ordered_json config_json = family.config_json;
   config_json["torch_dtype"] = dtype == DType::bf16 ? "bfloat16" : dtype == DType::f16 ? "float16" : "float32";
+  if (tokenizer != nullptr) {
+    config_json["bos_token_id"] = tokenizer->end_of_text;
+    config_json["eos_token_id"] = tokenizer->end_of_text;
+    for (const auto& [name, content] : tokenizer->files) checkpoint::write_file_synced(staging.path() / name, content);
+  }
   checkpoint::write_file_synced(staging.path() / "config.json", config_json.dump(2) + "\n");
   checkpoint::sync_directory(staging.path());
   // mkdtemp made it 0700; the export is an ordinary directory, as mkdir would make it.

@@ -1,7 +1,7 @@
 // `zerotrain export --format hf`: a checkpoint as a directory that
 // `transformers.AutoModelForCausalLM.from_pretrained(DIR)` loads with no missing or unexpected
-// keys: config.json and model.safetensors (fp32, Hugging Face's names and layouts, wte holding
-// exactly vocab_size rows).
+// keys: config.json and model.safetensors (the run's dtype, Hugging Face's names and layouts, wte
+// holding exactly vocab_size rows), and the tokenizer files AutoTokenizer and generate() read.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +9,7 @@
 
 #include "models/model.h"
 #include "runtime/checkpoint/checkpoint_reader.h"
+#include "runtime/interop/hf_tokenizer_export.h"
 
 namespace zt::interop {
 
@@ -17,8 +18,9 @@ struct HfExportResult {
   std::uint64_t bytes = 0;  // of model.safetensors
 };
 
-// model: built from reader.config().model. Creates `dir` when missing; writes only the two files.
+// model: built from reader.config().model. Creates `dir` when missing; writes config.json,
+// model.safetensors and, given a tokenizer, its files (bos/eos ids in config.json too).
 HfExportResult export_hf(checkpoint::CheckpointReader& reader, const models::Model& model,
-                         const std::filesystem::path& dir);
+                         const std::filesystem::path& dir, const HfTokenizerExport* tokenizer = nullptr);
 
 }  // namespace zt::interop

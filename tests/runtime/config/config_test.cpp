@@ -727,13 +727,73 @@ TEST(ConfigReference, DescribesEveryKeyAndPreset) {
 namespace zt {
 namespace {
 
-TEST(ConfigInitFrom, ALlamaWithoutAPresetIsToldHowToLoadIt) {
-  const std::filesystem::path dir = std::filesystem::path(testing::TempDir()) / "hf_llama_shape";
+std::filesystem::path hf_dir_with_config(const std::string& name, const std::string& config_json) {
+  const std::filesystem::path dir = std::filesystem::path(testing::TempDir()) / name;
   std::filesystem::create_directories(dir);
-  std::ofstream(dir / "config.json") << R"({"model_type": "llama", "num_hidden_layers": 2})";
-  const std::string error = parse_error("model:\n  init_from: " + dir.string() + "\n");
-  expect_contains(error, {"model_type 'llama' loads, but its shape is not read from config.json: set model.preset"});
-  EXPECT_EQ(error.find("cannot be loaded"), std::string::npos) << error;
+  std::ofstream(dir / "config.json") << config_json;
+  return dir;
+}
+
+// A Llama-family config.json gives the whole shape, as the published presets have it.
+TEST(ConfigInitFrom, ALlamaFamilyShapeIsReadFromConfigJson) {
+  const std::filesystem::path smollm = hf_dir_with_config("hf_smollm", R"({"model_type": "llama",
+      "num_hidden_layers": 30, "num_attention_heads": 9, "num_key_value_heads": 3, "hidden_size": 576,
+      "intermediate_size": 1536, "vocab_size": 49152, "max_position_embeddings": 2048, "rope_theta": 10000.0,
+      "rms_norm_eps": 1e-05, "tie_word_embeddings": true, "rope_scaling": null, "hidden_act": "silu"})");
+  Config from_json = parse("model:\n  init_from: " + smollm.string() + "\n");
+  Config preset = parse("model:\n  preset: smollm-135m\n  rms_norm_eps: 1.0e-5\n");
+  from_json.model.init_from.clear();
+  from_json.model.preset = preset.model.preset;
+  EXPECT_EQ(from_json.model, preset.model);
+
+  const std::filesystem::path llama = hf_dir_with_config("hf_llama32", R"({"model_type": "llama",
+      "num_hidden_layers": 16, "num_attention_heads": 32, "num_key_value_heads": 8, "hidden_size": 2048,
+      "intermediate_size": 8192, "vocab_size": 128256, "max_position_embeddings": 131072, "rope_theta": 500000.0,
+      "tie_word_embeddings": true, "head_dim": 64, "rope_scaling": {"factor": 32.0, "low_freq_factor": 1.0,
+      "high_freq_factor": 4.0, "original_max_position_embeddings": 8192, "rope_type": "llama3"}})");
+  const Config scaled = parse("model:\n  init_from: " + llama.string() + "\n");
+  EXPECT_EQ(scaled.model.type, ModelType::llama);
+  EXPECT_EQ(scaled.model.rope_scaling_factor, 32.0);
+  EXPECT_EQ(scaled.model.rope_original_max_position, 8192);
+  EXPECT_EQ(scaled.model.block_size, 131072);
+  EXPECT_FALSE(scaled.model.qk_norm);
+
+  // Left out: Hugging Face's defaults (kv heads = heads, untied, no scaling: "default" says none).
+  const std::filesystem::path qwen3 = hf_dir_with_config("hf_qwen3", R"({"model_type": "qwen3",
+      "num_hidden_layers": 2, "num_attention_heads": 4, "hidden_size": 64, "intermediate_size": 128,
+      "vocab_size": 256, "max_position_embeddings": 64, "rope_scaling": {"rope_type": "default"}})");
+  const Config qk = parse("model:\n  init_from: " + qwen3.string() + "\n");
+  EXPECT_TRUE(qk.model.qk_norm);
+  EXPECT_EQ(qk.model.n_kv_head, 4);
+  EXPECT_FALSE(qk.model.tie_embeddings);
+  EXPECT_EQ(qk.model.rope_scaling_factor, 0.0);
+  // An explicit key wins over config.json's.
+  EXPECT_EQ(parse("model:\n  init_from: " + qwen3.string() + "\n  block_size: 32\n").model.block_size, 32);
+}
+
+TEST(ConfigInitFrom, WhatZerotrainsLlamaLacksIsNamed) {
+  const std::string base = R"("num_hidden_layers": 2, "num_attention_heads": 4, "hidden_size": 64,
+      "intermediate_size": 128, "vocab_size": 256, "max_position_embeddings": 64)";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"model_type": "llama", "num_attention_heads": 4})",
+       "'num_hidden_layers' is missing or not an integer (it gives model.n_layer)"},
+      {R"({"model_type": "qwen3", "head_dim": 128, )" + base + "}",
+       "'head_dim' is 128; zerotrain's heads are hidden_size / num_attention_heads = 16 wide"},
+      {R"({"model_type": "llama", "rope_scaling": {"rope_type": "yarn", "factor": 4.0}, )" + base + "}",
+       "zerotrain implements RoPE scaling of rope_type llama3 only"},
+      {R"({"model_type": "llama", "rms_norm_eps": "tiny", )" + base + "}",
+       "'rms_norm_eps' is \"tiny\"; it gives model.rms_norm_eps, a number"},
+      {R"({"model_type": "qwen2", )" + base + "}",
+       "model_type 'qwen2' (Qwen2, Qwen2.5) cannot be loaded: its attention adds biases to the query, key and value"},
+      {R"({"model_type": "mistral", )" + base + "}", "model_type 'mistral' cannot be loaded by zerotrain (loadable: "
+                                                     "gpt2, llama, qwen3)"},
+  };
+  int i = 0;
+  for (const auto& [config_json, message] : cases) {
+    SCOPED_TRACE(message);
+    const std::filesystem::path dir = hf_dir_with_config("hf_lacks_" + std::to_string(i++), config_json);
+    expect_contains(parse_error("model:\n  init_from: " + dir.string() + "\n"), {message});
+  }
 }
 
 TEST(ConfigInitFrom, ShapesFromConfigJsonGetTheSchemasRanges) {

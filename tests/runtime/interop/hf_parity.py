@@ -12,10 +12,13 @@ Cases (one per CTest test):
              on the batch is zerotrain's within bf16's rounding.
   export_llama  the same for a tiny Llama (grouped-query attention, untied head, Llama 3 RoPE
              scaling) and transformers' LlamaForCausalLM.
-  init_from_llama  a random LlamaForCausalLM starts a run: the first step agrees with PyTorch.
-  eval_sample, eval_sample_llama  zerotrain trains a byte-level GPT-2 (Llama) on prepared text and
-             exports it; transformers scores the validation windows `zerotrain eval` scores with the
-             loss eval printed, and its greedy generate() continues a prompt with the bytes
+  init_from_llama  a random LlamaForCausalLM starts a run whose config names only model.init_from
+             (type and shape from its config.json): the first step agrees with PyTorch.
+  eval_sample, eval_sample_llama, eval_sample_bpe  zerotrain trains a byte-level GPT-2 (Llama; a
+             GPT-2 with a GPT-2-style BPE) on prepared text and exports it with its tokenizer;
+             AutoTokenizer reads text as the run's data was read, generation_config.json names the
+             end-of-text token, transformers scores the validation windows `zerotrain eval` scores
+             with the loss eval printed, and its greedy generate() continues a prompt with the text
              `zerotrain sample --temperature 0` printed.
   init_from  a randomly initialised transformers GPT-2, saved with save_pretrained, starts a
              zerotrain run (model.init_from, shape keys taken from its config.json, ZeRO stage 3
@@ -38,7 +41,7 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.nn.functional as F
-from transformers import AutoModelForCausalLM, GPT2Config, GPT2LMHeadModel
+from transformers import AutoModelForCausalLM, AutoTokenizer, GPT2Config, GPT2LMHeadModel
 
 RANKS = 2
 B, T = 2, 16  # per rank
@@ -238,16 +241,18 @@ def read_shard_tokens(path):
     return np.fromfile(path, dtype="<u2", offset=1024, count=int(header[2]))
 
 
-def case_eval_sample(zerotrain, mpirun, work, family="gpt2"):
+def case_eval_sample(zerotrain, mpirun, work, family="gpt2", bpe=False):
     """eval and sample against transformers on an exported checkpoint (see the module docstring)."""
     seq_len, batch, new_tokens = 32, 2, 24
     text = "".join(f"line {i}: the quick brown fox jumps over the lazy dog\n\n" for i in range(300))
     (work / "text.txt").write_text(text)
-    run([zerotrain, "prepare-data", "--input", work / "text.txt", "--output", work / "data", "--val-fraction", "0.2"],
-        work / "prepare.log")
+    fixtures = Path(__file__).resolve().parents[1] / "data/fixtures"
+    tokenizer_files = ["--vocab", fixtures / "tiny_vocab.json", "--merges", fixtures / "tiny_merges.txt"] if bpe else []
+    run([zerotrain, "prepare-data", "--input", work / "text.txt", "--output", work / "data", "--val-fraction", "0.2",
+         *(["--tokenizer", "gpt2", *tokenizer_files] if bpe else [])], work / "prepare.log")
     shape = ("  type: llama\n  preset: none\n  n_layer: 2\n  n_head: 4\n  n_kv_head: 2\n  n_embd: 64\n"
              "  intermediate_size: 176\n  vocab_size: 256\n  block_size: 64\n  tie_embeddings: false"
-             if family == "llama" else "  preset: tiny")
+             if family == "llama" else "  preset: tiny" + ("\n  vocab_size: 268" if bpe else ""))
     config = work / "train.yaml"
     write_config(config, shape + "\ncheckpoint:\n  interval: 40\n  keep_last: 0")
     text_config = config.read_text().replace("  type: gpt2\n", "", 1)
@@ -257,9 +262,27 @@ def case_eval_sample(zerotrain, mpirun, work, family="gpt2"):
          "--set", "optimizer.lr=0.003"], work / "train.log")
     checkpoint = work / "run/checkpoints/step_00000040"
     out = work / "hf"
-    run([zerotrain, "export", "--checkpoint", checkpoint, "--format", "hf", "--output", out], work / "export.log")
+    run([zerotrain, "export", "--checkpoint", checkpoint, "--format", "hf", "--output", out, *tokenizer_files],
+        work / "export.log")
     model = AutoModelForCausalLM.from_pretrained(out, attn_implementation="eager")
     model.eval()
+    # The export's tokenizer reads text as the run's data was read, and generate() knows the run's
+    # end-of-text token.
+    tokenizer = AutoTokenizer.from_pretrained(out)
+    end_of_text = 267 if bpe else 0
+    generation = model.generation_config
+    if (generation.bos_token_id, generation.eos_token_id, generation.pad_token_id) != (end_of_text,) * 3:
+        fail(f"generation_config.json: bos/eos/pad {generation.bos_token_id}/{generation.eos_token_id}/"
+             f"{generation.pad_token_id}, expected {end_of_text}")
+    if tokenizer.model_max_length != seq_len or tokenizer.eos_token_id != end_of_text:
+        fail(f"tokenizer: model_max_length {tokenizer.model_max_length} (trained on {seq_len}), eos "
+             f"{tokenizer.eos_token_id} (expected {end_of_text})")
+    shard_tokens = read_shard_tokens(sorted((work / "data").glob("train_*.bin"))[0])
+    first_line = "line 0: the quick brown fox jumps over the lazy dog"  # one document
+    encoded = tokenizer(first_line)["input_ids"]
+    if list(shard_tokens[1:1 + len(encoded)]) != encoded:  # the shard starts with end-of-text
+        fail(f"AutoTokenizer encodes {first_line!r} as {encoded}, the run's data as "
+             f"{list(shard_tokens[1:1 + len(encoded)])}")
 
     # eval: the validation windows in file order, window k at token k*T, T+1 tokens each.
     log = run([zerotrain, "eval", "--checkpoint", checkpoint, "--batch-size", str(batch),
@@ -276,19 +299,21 @@ def case_eval_sample(zerotrain, mpirun, work, family="gpt2"):
         want = batch_loss(model, rows[:, :-1], rows[:, 1:]).item()
     check_close(f"eval loss over {batches} batches", want, loss, 2e-5)
 
-    # sample: greedy continuations of prompts, byte tokens (0 = end of text).
-    model.generation_config.eos_token_id = None  # zerotrain generates exactly max-new-tokens
+    # sample: greedy continuations of prompts with the export's own tokenizer and generation
+    # config. generate() stops at end-of-text; zerotrain prints it as <|endoftext|> and goes on,
+    # so its text must start with transformers'.
     for prompt in ("line 7: the", "jumps over", "line 2"):
         result = subprocess.run([zerotrain, "sample", "--checkpoint", checkpoint, "--prompt", prompt,
-                                 "--max-new-tokens", str(new_tokens), "--temperature", "0"], stdout=subprocess.PIPE)
+                                 "--max-new-tokens", str(new_tokens), "--temperature", "0", *tokenizer_files],
+                                stdout=subprocess.PIPE, text=True)
         if result.returncode != 0:
             fail(f"zerotrain sample exited {result.returncode}")
+        inputs = tokenizer(prompt, return_tensors="pt")
         with torch.no_grad():
-            ids = model.generate(torch.tensor([list(prompt.encode())]), max_new_tokens=new_tokens, do_sample=False,
-                                 pad_token_id=0)[0, len(prompt):].tolist()
-        expected = prompt.encode() + b"".join(b"<|endoftext|>" if i == 0 else bytes([i]) for i in ids) + b"\n"
+            ids = model.generate(**inputs, max_new_tokens=new_tokens, do_sample=False)[0].tolist()
+        expected = tokenizer.decode(ids)
         print(f"sample: zerotrain {result.stdout!r}\n        transformers {expected!r}")
-        if result.stdout != expected:
+        if not result.stdout.startswith(expected) or len(expected) <= len(prompt):
             fail(f"zerotrain's greedy sample of {prompt!r} differs from transformers' generate()")
 
 
@@ -334,8 +359,8 @@ def case_init_from(zerotrain, mpirun, work):
 
 def case_init_from_llama(zerotrain, mpirun, work):
     """A random transformers LlamaForCausalLM (GQA, untied head) starts a zerotrain run: the first
-    step's loss (the loaded weights) and gradient norm equal PyTorch's. The shape is given in the
-    config (model.init_from reads the weights; the shape keys come from config.json for GPT-2 only)."""
+    step's loss (the loaded weights) and gradient norm equal PyTorch's. The config names only
+    model.init_from: the type and every shape key come from the checkpoint's config.json."""
     from transformers import LlamaConfig, LlamaForCausalLM
     inputs, targets = make_batch(work)
     torch.manual_seed(13)
@@ -350,10 +375,8 @@ def case_init_from_llama(zerotrain, mpirun, work):
     hf_dir = work / "hf_init"
     model.save_pretrained(hf_dir)
     config = work / "train.yaml"
-    write_config(config, f"  preset: none\n  n_layer: 2\n  n_head: 4\n  n_kv_head: 2\n  n_embd: 32\n"
-                         f"  intermediate_size: 88\n  vocab_size: {VOCAB}\n  block_size: {T}\n"
-                         f"  tie_embeddings: false\n  rms_norm_eps: 1e-5\n  init_from: \"{hf_dir}\"")
-    config.write_text(config.read_text().replace("type: gpt2", "type: llama"))
+    write_config(config, f"  init_from: \"{hf_dir}\"")
+    config.write_text(config.read_text().replace("  type: gpt2\n", ""))  # the type comes from config.json too
     log = run([*mpirun, "-np", str(RANKS), zerotrain, "train", "--config", config, "--set", "train.steps=1",
                "--set", "zero_optimization.stage=2"], work / "train.log")
     if "initialised" not in log:
@@ -375,7 +398,8 @@ def main():
     torch.set_num_threads(1)
     cases = {"export": case_export, "export_bf16": case_export_bf16, "export_llama": case_export_llama, "init_from": case_init_from,
              "init_from_llama": case_init_from_llama, "eval_sample": case_eval_sample,
-             "eval_sample_llama": lambda *args: case_eval_sample(*args, family="llama")}
+             "eval_sample_llama": lambda *args: case_eval_sample(*args, family="llama"),
+             "eval_sample_bpe": lambda *args: case_eval_sample(*args, bpe=True)}
     if case not in cases:
         sys.exit(f"unknown case {case!r} (known: {', '.join(cases)})")
     with tempfile.TemporaryDirectory() as work:
