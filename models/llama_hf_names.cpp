@@ -56,7 +56,8 @@ std::optional<std::string> rope_scaling_difference(const nlohmann::ordered_json&
   const nlohmann::json& given = theirs.contains("rope_scaling") ? theirs["rope_scaling"] : none;
   const bool run_scales = ours.contains("rope_scaling") && !ours["rope_scaling"].is_null();
   // transformers writes {"rope_type": "default"} for no scaling.
-  const bool default_kind = given.is_object() && given.value("rope_type", std::string()) == "default";
+  const bool default_kind = given.is_object() && (given.value("rope_type", std::string()) == "default" ||
+                                                  given.value("type", std::string()) == "default");
   if (given.is_null() || default_kind) {
     if (!run_scales) return std::nullopt;
     return "rope_scaling is null; the run's model scales RoPE (model.rope_scaling_factor > 0)";
@@ -98,7 +99,7 @@ std::vector<std::string> llama_config_differences(const nlohmann::ordered_json& 
   if (std::abs(theta - ours.value("rope_theta", 10000.0)) > 1e-6 * theta)
     problems.push_back(fmt::format("rope_theta is {}; the run's model.rope_theta is {}", theta,
                                    ours.value("rope_theta", 10000.0)));
-  const bool tied = config_json.value("tie_word_embeddings", true);
+  const bool tied = config_json.value("tie_word_embeddings", false);  // LlamaConfig's and Qwen3Config's default
   if (tied != ours.value("tie_word_embeddings", true))
     problems.push_back(fmt::format("tie_word_embeddings is {}; the run's model.tie_embeddings is {}", tied, !tied));
   if (std::optional<std::string> problem = rope_scaling_difference(ours, config_json))

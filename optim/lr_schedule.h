@@ -33,6 +33,11 @@ struct LrSchedule {
   double warmup_min_lr = 0.0;      // DeepSpeed's schedulers only: the rate warmup starts from
 
   double at(std::int64_t step) const;
+  // DeepSpeed's schedulers advance per applied update (`at` is given the update's number: a step
+  // skipped for fp16 overflow does not move them), zerotrain's own per step.
+  bool counts_updates() const {
+    return kind == Kind::deepspeed_warmup || kind == Kind::deepspeed_warmup_decay || kind == Kind::deepspeed_warmup_cosine;
+  }
 
  private:
   double deepspeed_at(std::int64_t step) const;

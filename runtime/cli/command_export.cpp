@@ -61,7 +61,7 @@ std::optional<interop::HfTokenizerExport> tokenizer_files(const po::variables_ma
     const auto tokenizer = run_tokenizer(config, kind, vocab, merges);
     return interop::hf_tokenizer_export(*tokenizer, vocab, merges, effective_seq_len(config));
   } catch (const UserError& error) {
-    if (!kind.empty()) throw;
+    if (!kind.empty() || !vocab.empty() || !merges.empty()) throw;  // asked for: its problem is the error
     out << fmt::format("note: no tokenizer files written ({}); AutoTokenizer needs them: pass --tokenizer\n",
                        error.what());
     return std::nullopt;
@@ -72,6 +72,8 @@ int run(const po::variables_map& options, std::ostream& out) {
   const std::string format = options["format"].as<std::string>();
   if (format != "safetensors" && format != "hf")
     throw UserError(fmt::format("--format {}: unknown format (known: safetensors, hf)", format));
+  if (format != "hf" && (options.count("tokenizer") || options.count("vocab") || options.count("merges")))
+    throw UsageError("--tokenizer, --vocab and --merges go with --format hf (a safetensors file holds weights only)");
   const std::string output = options["output"].as<std::string>();
   refuse_output_inside(options["checkpoint"].as<std::string>(), output);
   checkpoint::CheckpointReader reader(options["checkpoint"].as<std::string>());

@@ -57,23 +57,32 @@ DeepSpeedTranslation read_deepspeed(const std::string& file) {
   return translation;
 }
 
+// WarmupCosineLR's ratios as a scheduler section of rates (0 until optimizer.lr is known).
+ConfigLayer rate_layer(const std::vector<std::pair<std::string, double>>& ratios, double lr, const std::string& name) {
+  std::string yaml = ratios.empty() ? "" : "scheduler:\n";
+  for (const auto& [path, ratio] : ratios) yaml += fmt::format("  {}: {}\n", path.substr(path.find('.') + 1), ratio * lr);
+  return {yaml, name};
+}
+
 // The layers, lowest first: DeepSpeed's defaults for what the file leaves out, the --config YAML
 // (which overrides only what it states), the file's own settings, then --set. WarmupCosineLR's
-// ratios become rates once optimizer.lr is known. Whatever still differs from what DeepSpeed
-// would run is printed as a note.
+// ratios become rates once optimizer.lr is known (a second pass; the first holds them at 0, which
+// no rule refuses). Whatever still differs from what DeepSpeed would run is printed as a note.
 Config load_with_deepspeed(const DeepSpeedTranslation& translation, const std::string& file,
                            const std::optional<std::string>& yaml, const std::vector<std::string>& overrides) {
-  std::vector<ConfigLayer> layers = {{translation.defaults_yaml(), "DeepSpeed's defaults for what " + file + " leaves out"}};
-  if (yaml) layers.push_back(read_config_layer(*yaml));
-  layers.push_back({translation.yaml(), file + " (as the zerotrain YAML above)"});
-  Config config = parse_config_layers(layers, overrides);
-  if (!translation.ratios_of_lr.empty()) {
-    std::string rates = "scheduler:\n";
-    for (const auto& [path, ratio] : translation.ratios_of_lr)
-      rates += fmt::format("  {}: {}\n", path.substr(path.find('.') + 1), ratio * config.optimizer.lr);
-    layers.push_back({rates, file + " (WarmupCosineLR's ratios x optimizer.lr)"});
-    config = parse_config_layers(layers, overrides);
-  }
+  const std::string defaults_name = "DeepSpeed's defaults for what " + file + " leaves out";
+  const std::string ratios_name = file + " (WarmupCosineLR's ratios x optimizer.lr)";
+  auto layers_at = [&](double lr) {
+    std::vector<ConfigLayer> layers = {{translation.defaults_yaml(), defaults_name},
+                                       rate_layer(translation.default_ratios_of_lr, lr, defaults_name)};
+    if (yaml) layers.push_back(read_config_layer(*yaml));
+    layers.push_back({translation.yaml(), file + " (as the zerotrain YAML above)"});
+    layers.push_back(rate_layer(translation.ratios_of_lr, lr, ratios_name));
+    return layers;
+  };
+  Config config = parse_config_layers(layers_at(0.0), overrides);
+  if (!translation.ratios_of_lr.empty() || !translation.default_ratios_of_lr.empty())
+    config = parse_config_layers(layers_at(config.optimizer.lr), overrides);
   if (launcher_rank() == 0)
     for (const std::string& line : differences_from_deepspeed(translation, config)) std::cout << "# note: " << line << "\n";
   std::cout.flush();

@@ -330,7 +330,8 @@ std::vector<ConfigKey> make_keys() {
              "`WarmupCosineLR` are DeepSpeed's schedulers, step for step as DeepSpeed runs them (what a "
              "ds_config.json's `scheduler` becomes): warmup from `warmup_min_lr` over max(2, `warmup_steps`) "
              "steps, the first two steps at its start; then `optimizer.lr` (WarmupLR), a straight line back to "
-             "`warmup_min_lr` at `train.steps` (WarmupDecayLR) or a cosine to `min_lr` (WarmupCosineLR)."));
+             "`warmup_min_lr` at `train.steps` (WarmupDecayLR) or a cosine to `min_lr` (WarmupCosineLR); a step "
+             "skipped for fp16 overflow does not advance them."));
   add(integer("scheduler.warmup_steps", field(&Config::scheduler, &SchedulerConfig::warmup_steps), 0, between(0, kMaxSteps),
               "Steps of warmup from 0 (DeepSpeed's schedulers: from `warmup_min_lr`) to `optimizer.lr`; 0 = none."));
   add(number("scheduler.min_lr", field(&Config::scheduler, &SchedulerConfig::min_lr), 0.0, at_least(0),

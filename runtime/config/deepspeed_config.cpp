@@ -24,7 +24,6 @@ using nlohmann::json;
 
 struct Walker {
   const json& root;
-  std::string file;
   DeepSpeedTranslation out;
   std::vector<std::string> problems;
   std::set<std::string> handled;  // dotted keys consumed by special handling
@@ -125,12 +124,16 @@ void translate_precision(Walker& w) {
   const bool said_auto = w.auto_at("fp16.enabled") || w.auto_at("bf16.enabled");
   if (!fp16 && !bf16 && !said_auto) w.out.deepspeed_defaults.emplace_back("precision.dtype", "\"fp32\"");
   for (const char* key : {"fp16.enabled", "bf16.enabled", "bfloat16.enabled"}) w.handled.insert(key);
+  if (w.auto_at("fp16.enabled")) return;  // the loss-scaling keys the file gives apply if the run is fp16
   if (!fp16) {  // fp16's loss-scaling keys mean nothing without fp16
     for (const char* key : {"fp16.loss_scale", "fp16.initial_scale_power", "fp16.loss_scale_window", "fp16.hysteresis",
                             "fp16.min_loss_scale"})
       w.handled.insert(key);
     return;
   }
+  if (w.boolean("fp16.consecutive_hysteresis") == true)
+    w.problems.push_back("fp16.consecutive_hysteresis true is not available: zerotrain's loss scaler refills its "
+                         "hysteresis only when the scale grows (DeepSpeed's default, false)");
   // DeepSpeed's loss scaler when the file says nothing: dynamic, from 2^16, x2 every 1000 good steps.
   w.default_to("fp16.loss_scale", "precision.loss_scale", 0.0);
   w.default_to("fp16.initial_scale_power", "precision.initial_scale_power", 16);
@@ -139,8 +142,8 @@ void translate_precision(Walker& w) {
   w.default_to("fp16.min_loss_scale", "precision.min_loss_scale", 1.0);
 }
 
-// DeepSpeed's Adam and AdamW are both AdamW (unless adam_w_mode is false), with FusedAdam's
-// defaults, or torch.optim.AdamW's with torch_adam (weight decay 0.01).
+// DeepSpeed's Adam and AdamW (its only Adam names, any case) are both AdamW unless adam_w_mode is
+// false, with FusedAdam's defaults, or torch.optim.AdamW's with torch_adam (weight decay 0.01).
 void translate_optimizer(Walker& w) {
   const json* type = w.find("optimizer.type");
   if (type == nullptr) {
@@ -152,7 +155,7 @@ void translate_optimizer(Walker& w) {
   w.handled.insert("optimizer.type");
   const std::string name = type->is_string() ? type->get<std::string>() : type->dump();
   const std::string kind = lower(name);
-  if (kind != "adamw" && kind != "adam" && kind != "fusedadam") {
+  if (kind != "adamw" && kind != "adam") {
     const auto other = deepspeed_keys::other_optimizers().find(kind);
     w.problems.push_back(fmt::format("optimizer.type '{}'{} is not available; zerotrain has AdamW (type: AdamW)", name,
                                      other == deepspeed_keys::other_optimizers().end() ? "" : ", " + other->second + ","));
@@ -187,8 +190,9 @@ void translate_optimizer(Walker& w) {
 // scheduler.warmup_steps, total_num_steps train.steps.
 void translate_scheduler(Walker& w) {
   const json* type = w.find("scheduler.type");
-  if (type == nullptr) {
-    w.default_to("scheduler", "scheduler.type", "constant");
+  if (type == nullptr) {  // no scheduler (a section without a type is none either): a constant rate
+    w.default_to("scheduler.type", "scheduler.type", "constant");
+    w.handled.insert("scheduler.params");
     return;
   }
   const std::string name = type->is_string() ? type->get<std::string>() : type->dump();
@@ -237,10 +241,11 @@ void translate_scheduler(Walker& w) {
     const std::optional<double> end = w.number(param("cos_min_ratio"));
     if (start.value_or(0) < 0 || start.value_or(0) > 1 || end.value_or(0) < 0 || end.value_or(0) > 1)
       w.problems.push_back("scheduler.params.warmup_min_ratio and cos_min_ratio are ratios of the rate, in 0..1");
+    // Left out, DeepSpeed's defaults (0 and 1e-4), below a --config YAML like every default.
     if (!w.auto_at(param("warmup_min_ratio")))
-      w.out.ratios_of_lr.push_back({"scheduler.warmup_min_lr", start.value_or(0.0)});
+      (start ? w.out.ratios_of_lr : w.out.default_ratios_of_lr).push_back({"scheduler.warmup_min_lr", start.value_or(0.0)});
     if (!w.auto_at(param("cos_min_ratio")))
-      w.out.ratios_of_lr.push_back({"scheduler.min_lr", end.value_or(1e-4)});  // DeepSpeed's default
+      (end ? w.out.ratios_of_lr : w.out.default_ratios_of_lr).push_back({"scheduler.min_lr", end.value_or(1e-4)});
   } else {
     w.default_to(param("warmup_min_lr"), "scheduler.warmup_min_lr", 0.0);
     if (std::optional<double> start = w.number(param("warmup_min_lr"))) w.set("scheduler.warmup_min_lr", *start);
@@ -250,22 +255,33 @@ void translate_scheduler(Walker& w) {
     std::optional<double> peak = w.number(param("warmup_max_lr"));
     const std::optional<double> lr = w.number("optimizer.params.lr");
     const bool decay_default = name == "WarmupDecayLR" && w.find(param("warmup_max_lr")) == nullptr;
-    if (decay_default && !lr) w.default_to("optimizer.params.lr", "optimizer.lr", 1e-3);
-    if (decay_default && lr) peak = 1e-3;
+    if (decay_default) {  // DeepSpeed's default peak, whatever params.lr says: below a --config YAML
+      w.out.deepspeed_defaults.emplace_back("optimizer.lr", json(1e-3).dump());
+      w.handled.insert("optimizer.params.lr");
+      if (lr && *lr != 1e-3)
+        w.out.notes.push_back(fmt::format("scheduler: WarmupDecayLR without warmup_max_lr peaks at DeepSpeed's default "
+                                          "0.001, not optimizer.params.lr {}: its scheduler sets the optimizer's rate",
+                                          *lr));
+    }
     if (peak) {
       w.set("optimizer.lr", *peak);
       w.handled.insert("optimizer.params.lr");
       if (lr && *lr != *peak)
-        w.out.notes.push_back(fmt::format("scheduler: the rate peaks at warmup_max_lr {}{}, not optimizer.params.lr "
+        w.out.notes.push_back(fmt::format("scheduler: the rate peaks at warmup_max_lr {}, not optimizer.params.lr "
                                           "{}: DeepSpeed's scheduler sets the optimizer's rate",
-                                          *peak, decay_default ? " (DeepSpeed's default)" : "", *lr));
+                                          *peak, *lr));
     }
   }
-  // Every known parameter was read above; anything else is a mistake.
+  // DeepSpeed passes the parameters to the class as keyword arguments: another class's is an error.
+  const std::set<std::string> known =
+      name == "WarmupCosineLR"
+          ? std::set<std::string>{"total_num_steps", "warmup_min_ratio", "warmup_num_steps", "cos_min_ratio",
+                                  "warmup_type", "last_batch_iteration"}
+          : std::set<std::string>{"warmup_min_lr", "warmup_max_lr", "warmup_num_steps", "warmup_type",
+                                  "last_batch_iteration"};
   if (const json* params = w.find("scheduler.params"); params != nullptr && params->is_object())
     for (const auto& [key, value] : params->items())
-      if (key != "warmup_min_lr" && key != "warmup_max_lr" && key != "warmup_num_steps" && key != "warmup_type" &&
-          key != "total_num_steps" && key != "warmup_min_ratio" && key != "cos_min_ratio" && key != "last_batch_iteration")
+      if (!known.contains(key) && !(name == "WarmupDecayLR" && key == "total_num_steps"))
         w.problems.push_back(fmt::format("unknown key 'scheduler.params.{}' for {}", key, name));
 }
 
@@ -335,12 +351,17 @@ void translate_batch(Walker& w, int world, const std::string& ranks_from) {
     else
       accumulation = *total / (*micro * world);
   } else if (total) {
-    const std::int64_t steps = accumulation.value_or(1);
-    if (*total % (steps * world) != 0)
+    if (w.auto_at("gradient_accumulation_steps"))
+      w.problems.push_back("train_batch_size with gradient_accumulation_steps \"auto\" and no "
+                           "train_micro_batch_size_per_gpu: give one of the two (the Trainer fills both)");
+    const std::int64_t steps = accumulation.value_or(1);  // DeepSpeed's default
+    if (*total % (steps * world) != 0) {
       w.problems.push_back(fmt::format("train_batch_size {} is not a multiple of gradient_accumulation_steps {} x {}",
                                        *total, steps, ranks));
-    else
+    } else {
       micro = *total / (steps * world);
+      accumulation = steps;
+    }
   }
   if (micro) w.set("train.train_micro_batch_size_per_gpu", *micro);
   if (accumulation) w.set("train.gradient_accumulation_steps", *accumulation);
@@ -413,8 +434,8 @@ void walk(Walker& w, const json& node, const std::string& prefix) {
       if (Walker::is_auto(value))
         w.out.notes.push_back(fmt::format("{}: \"auto\", zerotrain's {} from the rest of the config", dotted,
                                           direct->second));
-      else if (dotted == "communication_data_type")
-        w.set(direct->second, value.is_string() && value.get<std::string>() == "fp32" ? json("fp32") : value);
+      else if (dotted == "communication_data_type")  // DeepSpeed reads it in any case
+        w.set(direct->second, value.is_string() ? json(lower(value.get<std::string>())) : value);
       else
         w.set(direct->second, value);
       continue;
@@ -507,12 +528,14 @@ std::vector<std::string> differences_from_deepspeed(const DeepSpeedTranslation& 
       lines.push_back(fmt::format("{} is {} (from --config or --set); DeepSpeed runs this file with {}", key.path,
                                   actual, unquoted(*expected)));
   }
-  for (const auto& [path, ratio] : translation.ratios_of_lr) {
+  std::vector<std::pair<std::string, double>> ratios = translation.ratios_of_lr;
+  ratios.insert(ratios.end(), translation.default_ratios_of_lr.begin(), translation.default_ratios_of_lr.end());
+  for (const auto& [path, ratio] : ratios) {
     const ConfigKey* key = find_config_key(path);
     const double actual = std::get<double>(key->read(config)), expected = ratio * config.optimizer.lr;
     if (std::abs(actual - expected) > 1e-12 * std::abs(expected))
       lines.push_back(fmt::format("{} is {} (from --config or --set); DeepSpeed runs this file with {} x "
-                                  "optimizer.lr = {}",
+                                  "optimizer.lr = {:.6g}",
                                   path, actual, ratio, expected));
   }
   return lines;
@@ -525,7 +548,7 @@ DeepSpeedTranslation translate_deepspeed_config(const std::filesystem::path& fil
   if (!text) throw UserError(fmt::format("cannot read DeepSpeed config '{}': {}", file.string(), why));
   const json root = parse_json_input(*text, file.string());
   if (!root.is_object()) throw UserError(fmt::format("{}: a DeepSpeed config is a JSON object", file.string()));
-  Walker w{root, file.string(), {}, {}, {}, 0};
+  Walker w{root, {}, {}, {}, 0};
   try {
     translate_precision(w);
     translate_optimizer(w);

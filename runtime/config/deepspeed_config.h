@@ -29,6 +29,7 @@ struct DeepSpeedTranslation {
   // Keys DeepSpeed computes as a ratio of the optimizer's rate (WarmupCosineLR's ratios), stored
   // once optimizer.lr is known: key path -> ratio.
   std::vector<std::pair<std::string, double>> ratios_of_lr;
+  std::vector<std::pair<std::string, double>> default_ratios_of_lr;  // the same, of DeepSpeed's defaults
   std::vector<std::string> notes;  // one line per key accepted that does nothing in zerotrain
 
   // The settings as a zerotrain YAML config (sections in the order first set).

@@ -64,7 +64,7 @@ const std::map<std::string, std::string>& no_op() {
       {"zero_allow_untested_optimizer", "zerotrain has its own AdamW"},
       {"zero_force_ds_cpu_optimizer", "zerotrain has its own AdamW"},
       {"fp16.auto_cast", "zerotrain casts inputs to precision.dtype itself"},
-      {"fp16.consecutive_hysteresis", "hysteresis restarts after each good step"},
+      {"fp16.consecutive_hysteresis", "false is zerotrain's behaviour: the hysteresis refills when the scale grows"},
       {"bf16.immediate_grad_update", "gradients are applied at the accumulation boundary"},
       {"bf16.check_grad_overflow", "non-finite gradients are detected every step (train.on_nonfinite)"},
       {"optimizer.params.torch_adam", "zerotrain has its own fused AdamW"},

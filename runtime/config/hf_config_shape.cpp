@@ -75,7 +75,7 @@ void read_llama_family(ShapeReader& r, bool qk_norm) {
   r.store("model_type", "model.qk_norm", qk_norm);
   r.integer("num_hidden_layers", "model.n_layer");
   const std::int64_t heads = r.integer("num_attention_heads", "model.n_head");
-  r.integer("num_key_value_heads", "model.n_kv_head", heads);
+  r.integer("num_key_value_heads", "model.n_kv_head", qk_norm ? 32 : heads);  // Qwen3Config's default is 32
   const std::int64_t hidden = r.integer("hidden_size", "model.n_embd");
   r.integer("intermediate_size", "model.intermediate_size");
   r.integer("vocab_size", "model.vocab_size");
@@ -83,16 +83,23 @@ void read_llama_family(ShapeReader& r, bool qk_norm) {
   r.number("rope_theta", "model.rope_theta", 10000.0);
   r.number("rms_norm_eps", "model.rms_norm_eps", 1e-6);
   r.boolean("tie_word_embeddings", "model.tie_embeddings", false);
-  if (r.config.contains("head_dim") && r.config["head_dim"].is_number_integer() && heads > 0 &&
-      r.config["head_dim"].get<std::int64_t>() != hidden / heads)
-    r.fail("head_dim", fmt::format("is {}; zerotrain's heads are hidden_size / num_attention_heads = {} wide",
-                                   r.config["head_dim"].dump(), hidden / heads));
+  // Llama's head size is hidden_size / heads unless said; Qwen3Config's is 128 unless said.
+  const json head_dim = r.config.contains("head_dim") && !r.config["head_dim"].is_null() ? r.config["head_dim"]
+                        : qk_norm                                                        ? json(128)
+                                                                                          : json(hidden / heads);
+  if (head_dim != json(hidden / heads))
+    r.fail("head_dim", fmt::format("is {}{}; zerotrain's heads are hidden_size / num_attention_heads = {} wide",
+                                   head_dim.dump(), r.config.contains("head_dim") ? "" : " (Qwen3's default)",
+                                   hidden / heads));
   const json& scaling = r.config.contains("rope_scaling") ? r.config["rope_scaling"] : json();
   if (scaling.is_null()) {
     r.store("rope_scaling", "model.rope_scaling_factor", 0.0);
     return;
   }
-  const std::string kind = scaling.is_object() ? scaling.value("rope_type", scaling.value("type", std::string())) : "";
+  const json& kind_value = !scaling.is_object()          ? json()
+                           : scaling.contains("rope_type") ? scaling["rope_type"]
+                                                           : scaling.value("type", json());
+  const std::string kind = kind_value.is_string() ? kind_value.get<std::string>() : "";
   if (kind == "default") {  // transformers' spelling of "no scaling"
     r.store("rope_scaling", "model.rope_scaling_factor", 0.0);
     return;
@@ -100,7 +107,10 @@ void read_llama_family(ShapeReader& r, bool qk_norm) {
   if (kind != "llama3")
     r.fail("rope_scaling", fmt::format("is {}; zerotrain implements RoPE scaling of rope_type llama3 only",
                                        scaling.dump()));
+  // transformers requires all four of llama3's keys.
   ShapeReader inner{r.file, scaling, {}};
+  for (const char* key : {"factor", "low_freq_factor", "high_freq_factor"})
+    if (!scaling.contains(key)) r.fail("rope_scaling", fmt::format("is llama3 without '{}'", key));
   inner.number("factor", "model.rope_scaling_factor", 0.0);
   inner.number("low_freq_factor", "model.rope_low_freq_factor", 1.0);
   inner.number("high_freq_factor", "model.rope_high_freq_factor", 4.0);
@@ -125,7 +135,8 @@ std::vector<std::pair<std::string, ConfigValue>> hf_config_shape(const std::file
   const std::optional<std::string> text = read_regular_file(config_json, why);
   if (!text) throw UserError(fmt::format("cannot read {}: {}", config_json.string(), why));
   const json config = parse_json_input(*text, config_json.string());
-  const std::string model_type = config.is_object() ? config.value("model_type", std::string()) : std::string();
+  const json type = config.is_object() && config.contains("model_type") ? config["model_type"] : json();
+  const std::string model_type = type.is_string() ? type.get<std::string>() : type.dump();
   ShapeReader reader{config_json, config, {}};
   if (model_type == "gpt2") {
     read_gpt2(reader);

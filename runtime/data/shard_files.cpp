@@ -25,13 +25,13 @@ class GlobResult {
   glob_t result_{};
 };
 
-// A FIFO (or a device) that matches a data glob would block the first read forever, before any
-// signal is looked at: refuse everything but regular files up front, without opening them.
 // Where token shards come from, for a newcomer whose data is not there yet.
 constexpr const char* kMakeShards =
     "; make token shards from text with `zerotrain prepare-data` (its --help shows how), or run "
     "`bash scripts/prepare-default-data.sh` for the data of the configs in configs/";
 
+// A FIFO (or a device) that matches a data glob would block the first read forever, before any
+// signal is looked at: refuse everything but regular files up front, without opening them.
 void check_regular_file(const std::string& path) {
   struct stat info {};
   if (::stat(path.c_str(), &info) != 0) return;  // opening it says what is wrong

@@ -60,6 +60,7 @@ HfExportResult export_hf(checkpoint::CheckpointReader& reader, const models::Mod
   if (tokenizer != nullptr) {
     config_json["bos_token_id"] = tokenizer->end_of_text;
     config_json["eos_token_id"] = tokenizer->end_of_text;
+    config_json["pad_token_id"] = tokenizer->end_of_text;
     for (const auto& [name, content] : tokenizer->files) checkpoint::write_file_synced(staging.path() / name, content);
   }
   checkpoint::write_file_synced(staging.path() / "config.json", config_json.dump(2) + "\n");

@@ -204,8 +204,15 @@ Trainer::~Trainer() = default;
 
 double Trainer::mfu(double step_ms) const { return flops_per_step_ / (step_ms / 1000.0) / peak_flops_per_s_; }
 
+double Trainer::rate(std::int64_t step) const {
+  if (step == nan_lr_step_) return std::numeric_limits<double>::quiet_NaN();
+  // DeepSpeed's engine steps its scheduler only after an update it applied (not after a step
+  // skipped for fp16 overflow): its schedulers here count the updates; zerotrain's own, the steps.
+  return schedule_.counts_updates() ? schedule_.at(engine_->optimizer_steps() + 1) : schedule_.at(step);
+}
+
 StepStats Trainer::step(std::int64_t step) {
-  const double lr = step == nan_lr_step_ ? std::numeric_limits<double>::quiet_NaN() : schedule_.at(step);
+  const double lr = rate(step);
   return engine_->train_step([&](models::Activations& acts, int) { train_batches_->next(acts); }, lr,
                              guard_->local_stop_signal());
 }
@@ -300,8 +307,9 @@ TrainSummary Trainer::run() {
   for (std::int64_t s = first_step_; s <= config_.train.steps; ++s) {
     trace::Timeline* timeline = trace_ ? trace_->begin_step(s, ctx_->stream()) : nullptr;
     engine_->set_timeline(timeline);
+    const double lr = rate(s);
     StepStats stats = step(s);
-    report(s, stats, schedule_.at(s));
+    report(s, stats, lr);
     collect_background_save(false);
     if (s == first_step_)
       log::progress("memory after the first step (current, peak): {}{}",

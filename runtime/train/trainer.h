@@ -47,6 +47,7 @@ class Trainer {
 
  private:
   StepStats step(std::int64_t step);
+  double rate(std::int64_t step) const;  // the learning rate of `step`
   double validate();
   void report(std::int64_t step, const StepStats& stats, double lr);
   nlohmann::json memory_fields() const;

@@ -758,17 +758,23 @@ TEST(ConfigInitFrom, ALlamaFamilyShapeIsReadFromConfigJson) {
   EXPECT_EQ(scaled.model.block_size, 131072);
   EXPECT_FALSE(scaled.model.qk_norm);
 
-  // Left out: Hugging Face's defaults (kv heads = heads, untied, no scaling: "default" says none).
-  const std::filesystem::path qwen3 = hf_dir_with_config("hf_qwen3", R"({"model_type": "qwen3",
+  // Left out: LlamaConfig's defaults (kv heads = heads, untied, no scaling: "default" says none).
+  const std::filesystem::path small = hf_dir_with_config("hf_llama_defaults", R"({"model_type": "llama",
       "num_hidden_layers": 2, "num_attention_heads": 4, "hidden_size": 64, "intermediate_size": 128,
       "vocab_size": 256, "max_position_embeddings": 64, "rope_scaling": {"rope_type": "default"}})");
+  const Config defaults = parse("model:\n  init_from: " + small.string() + "\n");
+  EXPECT_EQ(defaults.model.n_kv_head, 4);
+  EXPECT_FALSE(defaults.model.tie_embeddings);
+  EXPECT_EQ(defaults.model.rope_scaling_factor, 0.0);
+  // An explicit key wins over config.json's.
+  EXPECT_EQ(parse("model:\n  init_from: " + small.string() + "\n  block_size: 32\n").model.block_size, 32);
+
+  const std::filesystem::path qwen3 = hf_dir_with_config("hf_qwen3", R"({"model_type": "qwen3",
+      "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
+      "hidden_size": 64, "intermediate_size": 128, "vocab_size": 256, "max_position_embeddings": 64})");
   const Config qk = parse("model:\n  init_from: " + qwen3.string() + "\n");
   EXPECT_TRUE(qk.model.qk_norm);
-  EXPECT_EQ(qk.model.n_kv_head, 4);
-  EXPECT_FALSE(qk.model.tie_embeddings);
-  EXPECT_EQ(qk.model.rope_scaling_factor, 0.0);
-  // An explicit key wins over config.json's.
-  EXPECT_EQ(parse("model:\n  init_from: " + qwen3.string() + "\n  block_size: 32\n").model.block_size, 32);
+  EXPECT_EQ(qk.model.n_kv_head, 2);
 }
 
 TEST(ConfigInitFrom, WhatZerotrainsLlamaLacksIsNamed) {
@@ -777,8 +783,13 @@ TEST(ConfigInitFrom, WhatZerotrainsLlamaLacksIsNamed) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {R"({"model_type": "llama", "num_attention_heads": 4})",
        "'num_hidden_layers' is missing or not an integer (it gives model.n_layer)"},
-      {R"({"model_type": "qwen3", "head_dim": 128, )" + base + "}",
+      {R"({"model_type": "llama", "head_dim": 128, )" + base + "}",
        "'head_dim' is 128; zerotrain's heads are hidden_size / num_attention_heads = 16 wide"},
+      {R"({"model_type": "qwen3", "num_key_value_heads": 2, )" + base + "}",
+       "'head_dim' is 128 (Qwen3's default); zerotrain's heads are hidden_size / num_attention_heads = 16 wide"},
+      {R"({"model_type": "llama", "rope_scaling": {"rope_type": "llama3", "factor": 8.0}, )" + base + "}",
+       "'rope_scaling' is llama3 without 'low_freq_factor'"},
+      {R"({"model_type": ["llama"], )" + base + "}", "model_type '[\"llama\"]' cannot be loaded by zerotrain"},
       {R"({"model_type": "llama", "rope_scaling": {"rope_type": "yarn", "factor": 4.0}, )" + base + "}",
        "zerotrain implements RoPE scaling of rope_type llama3 only"},
       {R"({"model_type": "llama", "rms_norm_eps": "tiny", )" + base + "}",

@@ -169,6 +169,28 @@ printf '{"train_micro_batch_size_per_gpu": 2, "zero_optimization": true}\n' >"$w
   { cat "$work/legacy.log"; fail "the legacy zero_optimization: true was refused"; }
 expect "$work/legacy.log" "zero_optimization: true is DeepSpeed's legacy form of stage 1" "stage: 1"
 
+# DeepSpeed's reading of less common forms: train_batch_size alone means no accumulation (whatever
+# a YAML says), a scheduler section without a type is no scheduler, "auto" precision keeps the
+# file's loss scaling, WarmupCosineLR's default ratios sit below a YAML, and the communication
+# dtype is read in any case.
+printf 'train:\n  gradient_accumulation_steps: 4\nscheduler:\n  min_lr: 0.00001\nprecision:\n  dtype: fp16\n' \
+  >"$work/forms.yaml"
+cat > "$work/forms.json" <<'JSON'
+{"train_batch_size": 16, "fp16": {"enabled": "auto", "initial_scale_power": 12}, "communication_data_type": "BF16",
+ "optimizer": {"type": "AdamW", "params": {"lr": 0.001}},
+ "scheduler": {"type": "WarmupCosineLR", "params": {"total_num_steps": 20, "warmup_num_steps": 2}}}
+JSON
+OMPI_COMM_WORLD_SIZE=2 "$zerotrain" config --deepspeed "$work/forms.json" --config "$work/forms.yaml" \
+  > "$work/forms.log" 2>&1 || { cat "$work/forms.log"; fail "forms.json"; }
+resolved_of() { sed -n '/^# zerotrain config, fully resolved/,$p' "$1"; }
+resolved_of "$work/forms.log" > "$work/forms.resolved"
+expect "$work/forms.resolved" "train_micro_batch_size_per_gpu: 8" "gradient_accumulation_steps: 1" \
+  "initial_scale_power: 12" "communication_data_type: bf16" "min_lr: 1e-05" "warmup_min_lr: 0.0"
+expect "$work/forms.log" "# note: scheduler.min_lr is 1e-05 (from --config or --set); DeepSpeed runs this file with 0.0001 x optimizer.lr = 1e-07"
+printf '{"train_micro_batch_size_per_gpu": 2, "scheduler": {"params": {"warmup_num_steps": 5}}}' >"$work/typeless.json"
+"$zerotrain" config --deepspeed "$work/typeless.json" > "$work/typeless.log" 2>&1 || { cat "$work/typeless.log"; fail "typeless"; }
+resolved_of "$work/typeless.log" | grep -qF "type: constant" || { cat "$work/typeless.log"; fail "a typeless scheduler is not constant"; }
+
 # YAML: every mistake of a file in one report.
 cat > "$work/bad.yaml" <<'YAML'
 model:
@@ -209,4 +231,9 @@ for value in '"true"' 1 '"On"'; do
     { cat "$work/enabled.log"; fail "fp16.enabled $value was refused"; }
   expect "$work/enabled.log" "dtype: fp16"
 done
+hostile wrong_params '{"scheduler": {"type": "WarmupCosineLR", "params": {"total_num_steps": 9, "warmup_max_lr": 0.1}}}' \
+  "unknown key 'scheduler.params.warmup_max_lr' for WarmupCosineLR"
+hostile hysteresis '{"fp16": {"enabled": true, "consecutive_hysteresis": true}}' \
+  "fp16.consecutive_hysteresis true is not available"
+hostile fused '{"optimizer": {"type": "FusedAdam"}}' "optimizer.type 'FusedAdam' is not available"
 echo PASS

@@ -4,7 +4,8 @@
 Each case is a ds_config.json of a kind found in the wild (no scheduler; WarmupLR with its default
 log warmup; WarmupDecayLR without warmup_max_lr; WarmupCosineLR with its ratios and torch_adam;
 the Hugging Face Trainer's "auto" everywhere, with a zerotrain YAML giving the values; fp16 with
-the loss scaler left to its defaults). For each, DeepSpeed's side comes from DeepSpeed itself:
+the loss scaler left to its defaults; fp16 whose first steps overflow, which DeepSpeed's engine
+does not count in its scheduler). For each, DeepSpeed's side comes from DeepSpeed itself:
 deepspeed.runtime.config.DeepSpeedConfig parses the file (batch sizes, clipping, precision, loss
 scaling, ZeRO stage, communication dtype), the optimizer's defaults are those of the class
 DeepSpeed's engine builds (FusedAdam, or torch.optim.AdamW with torch_adam), and the learning
@@ -76,6 +77,13 @@ CASES = [
         "scheduler": {"type": "warmup_linear", "warmup_steps": 3}}),
     # fp16 with the loss scaler left to DeepSpeed's defaults; communication in the compute dtype.
     ("fp16_defaults", 1, {"train_micro_batch_size_per_gpu": 2, "fp16": {"enabled": True}}, None),
+    # A scale far too high: the first steps overflow and are skipped, and DeepSpeed's engine does not
+    # step its scheduler after a skipped step, so the warmup waits for them.
+    ("fp16_overflow_holds_the_schedule", 1, {
+        "train_micro_batch_size_per_gpu": 2, "fp16": {"enabled": True, "initial_scale_power": 20},
+        "optimizer": {"type": "AdamW", "params": {"lr": 1e-3}},
+        "scheduler": {"type": "WarmupLR", "params": {"warmup_num_steps": 6, "warmup_type": "linear"}},
+    }, None),
 ]
 
 
@@ -109,7 +117,7 @@ class DataParallel:
         return self.world
 
 
-def deepspeed_side(config, world, steps):
+def deepspeed_side(config, world, steps, skipped):
     """What DeepSpeed runs for `config`: its parsed settings and the rate of each step."""
     import torch
     import deepspeed.runtime.config as ds_config
@@ -141,9 +149,9 @@ def deepspeed_side(config, world, steps):
     if parsed.scheduler_name:
         scheduler = getattr(lr_schedules, parsed.scheduler_name)(probe, **parsed.scheduler_params)
     rates = []
-    for _ in range(steps):  # the engine: optimizer step at the group's rate, then scheduler.step()
+    for step in range(steps):  # the engine: optimizer step at the group's rate, then scheduler.step()
         rates.append(float(probe.param_groups[0]["lr"]))
-        if scheduler is not None:
+        if scheduler is not None and not skipped[step]:  # not after a step skipped for overflow
             scheduler.step()
     side["rates"] = rates
     if scheduler is not None:
@@ -173,7 +181,6 @@ def zerotrain_side(zerotrain, mpirun, work, name, world, yaml_values):
         side.update({"loss scale": precision["loss_scale"], "initial scale power": precision["initial_scale_power"],
                      "scale window": precision["loss_scale_window"], "hysteresis": precision["hysteresis"],
                      "min scale": precision["min_loss_scale"]})
-        return side, train["steps"]  # the rates are the same code as fp32's; no fp16 run needed here
     run_dir = work / f"{name}_run"
     launcher = [*mpirun, "-np", str(world)] if world > 1 else []
     run = [*launcher, zerotrain, "train", *command, "--set", "model.type=mlp", "--set", "train.device=cpu",
@@ -182,7 +189,9 @@ def zerotrain_side(zerotrain, mpirun, work, name, world, yaml_values):
     if result.returncode != 0:
         fail(f"{name}: the training run failed:\n{result.stdout}")
     records = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
-    side["rates"] = [r["lr"] for r in records if "step" in r and "lr" in r]
+    steps = [r for r in records if "step" in r and "lr" in r]
+    side["rates"] = [r["lr"] for r in steps]
+    side["skipped"] = [r["skipped"] for r in steps]
     return side, train["steps"]
 
 
@@ -210,7 +219,9 @@ def main():
             (work / f"{name}.json").write_text(json.dumps(config))
             ours, steps = zerotrain_side(zerotrain, mpirun, work, name, world, yaml_values)
             reference = hf_trainer_fill(config, yaml_values) if name == "hf_trainer_auto" else config
-            theirs = deepspeed_side(reference, world, steps)
+            theirs = deepspeed_side(reference, world, steps, ours["skipped"])
+            if "overflow" in name and not any(ours["skipped"]):
+                fail(f"{name}: no step overflowed, so the case shows nothing")
             print(f"\n{name} ({world} rank{'s' if world > 1 else ''}, {steps} steps)")
             print(f"  {'':22} {'DeepSpeed':>24} {'zerotrain':>24}")
             for key in theirs:
