@@ -110,20 +110,56 @@ void Watchdog::log_and_exit(const std::string& message) {
   std::_Exit(kCommTimeoutExitCode);
 }
 
+std::filesystem::path Watchdog::verdict_file() const { return record_files_.dir / "verdict.txt"; }
+
+bool Watchdog::verdict_given() const {
+  std::error_code error;
+  return !record_files_.dir.empty() && std::filesystem::exists(std::filesystem::symlink_status(verdict_file(), error));
+}
+
+// O_EXCL: of two ranks that time out together, one verdict is kept, the first.
+void Watchdog::mark_verdict(const std::string& message) {
+  if (record_files_.dir.empty()) return;
+  const int fd = ::open(verdict_file().c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  const std::string text = fmt::format("rank {}: {}\n", record_files_.rank, message);
+  [[maybe_unused]] const ssize_t written = ::write(fd, text.data(), text.size());
+  ::close(fd);
+}
+
+void Watchdog::give_verdict(const std::string& message) {
+  if (verdict_given()) {
+    // Another rank's verdict stands (this rank may be one the launcher resumed while tearing the
+    // job down, whose own view would blame whoever it finds): end without a second one.
+    handler_(fmt::format("comm: ending this rank too; the job's verdict is in {}", verdict_file().string()));
+    return;
+  }
+  mark_verdict(message);
+  handler_(message);
+}
+
 void Watchdog::loop() {
   const auto interval = poll_interval(timeout_);
+  // Time the process was not running (SIGSTOP, a suspended machine) is not time a collective
+  // waited: a rank resumed after longer than the timeout must not time out the moment it wakes.
+  const auto stopped_gap = interval + std::chrono::seconds(1);
+  auto last_poll = std::chrono::steady_clock::now();
+  auto resumed_at = std::chrono::steady_clock::time_point{};
   std::unique_lock lock(mutex_);
   while (!stopping_) {
     wake_.wait_for(lock, interval, [&] { return stopping_; });
+    const bool silenced = verdict_given();  // records stay as they were at the verdict
     if (stopping_) {
       // The record as the communicator ends: what a peer that still waits on it will read.
       lock.unlock();
       published_.clear();
-      publish_record(std::chrono::steady_clock::now());
+      if (!silenced) publish_record(std::chrono::steady_clock::now());
       return;
     }
     std::vector<std::shared_ptr<detail::WorkState>> overdue;
     auto now = std::chrono::steady_clock::now();
+    if (now - last_poll > stopped_gap) resumed_at = now;
+    last_poll = now;
     std::erase_if(pending_, [&](const std::shared_ptr<detail::WorkState>& work) {
       bool completed = true;
       try {
@@ -132,7 +168,7 @@ void Watchdog::loop() {
         // A failed device query: the error is the Work's to report, not a hang.
       }
       if (completed) return true;
-      if (!work->started() || now - work->started_at() < timeout_) return false;
+      if (!work->started() || now - std::max(work->started_at(), resumed_at) < timeout_) return false;
       overdue.push_back(work);
       return true;
     });
@@ -143,11 +179,11 @@ void Watchdog::loop() {
     }
     // The handler may block or exit; never call it with the lock held.
     lock.unlock();
-    if (!unhealthy.empty()) handler_(unhealthy);
-    publish_record(now);
+    if (!unhealthy.empty()) give_verdict(unhealthy);
+    if (!silenced) publish_record(now);
     for (const auto& work : overdue) {
       auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(now - work->started_at());
-      handler_(timeout_message(*work, elapsed, timeout_) + flight_report(*work));
+      give_verdict(timeout_message(*work, elapsed, timeout_) + flight_report(*work));
     }
     lock.lock();
   }

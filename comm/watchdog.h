@@ -8,11 +8,13 @@
 //
 // The watchdog also keeps the communicator's flight recorder (flight_recorder.h): its timeout line
 // lists this rank's last collectives and, when the ranks publish their records into a shared
-// directory, which ranks never reached the collective and what they did last.
+// directory, which ranks never reached the collective and what they did last. The first rank's
+// verdict stands (verdict.txt in that directory): the records stay as they were then.
 #pragma once
 
 #include <chrono>
 #include <condition_variable>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -56,6 +58,13 @@ class Watchdog {
   void publish_record(std::chrono::steady_clock::time_point now);
   // This rank's last collectives and, with record files, what the other ranks were doing.
   std::string flight_report(const detail::WorkState& work);
+  // The first verdict stands: the rank that gives one writes it to verdict.txt beside the records;
+  // from then on no watchdog rewrites its record, and another rank that times out (a frozen rank
+  // the launcher resumes during teardown) ends pointing at the verdict instead of giving its own.
+  std::filesystem::path verdict_file() const;
+  bool verdict_given() const;
+  void mark_verdict(const std::string& message);
+  void give_verdict(const std::string& message);
 
   const std::chrono::milliseconds timeout_;
   const TimeoutHandler handler_;

@@ -5,8 +5,13 @@
 # blip trips the comm watchdog). This loop restarts the command with `--resume auto` appended, so
 # zerotrain continues from the newest checkpoint, with exponential backoff and a bound on restarts.
 # It does NOT restart when a restart cannot help or is not wanted:
-#   exit 2        usage error (bad config/flags): the same command would fail the same way
+#   exit 1        a bad config, data or checkpoint, an unwritable checkpoint.dir, a model that does
+#                 not fit (README's exit statuses): the same command would fail the same way
+#   exit 2        usage error (bad flags): the same
+#   exit 4        the loss became non-finite: a resume would diverge again from the same checkpoint
 #   exit 130/143  the job was interrupted/terminated (Ctrl-C, kill, scancel): someone wants it stopped
+# It restarts on everything else: 3 (the comm watchdog ended a hang), a rank killed by a signal
+# (mpirun's 137, 134...), a launcher that failed.
 #   INT/TERM to this script: forwarded to the job, then this script exits without restarting
 set -euo pipefail
 
@@ -89,7 +94,9 @@ while true; do
   fi
   case "$rc" in
     0) echo "$PROG: job succeeded after $attempt restart(s)" >&2; exit 0 ;;
+    1) echo "$PROG: job exited 1 (a bad config, data or checkpoint; see its error): not restarting" >&2; exit 1 ;;
     2) echo "$PROG: job exited 2 (usage error): not restarting, fix the command or config" >&2; exit 2 ;;
+    4) echo "$PROG: job exited 4 (the loss became non-finite): not restarting, change the config" >&2; exit 4 ;;
     130 | 143) echo "$PROG: job exited $rc (interrupted/terminated): not restarting" >&2; exit "$rc" ;;
   esac
   if ((attempt >= max_restarts)); then

@@ -2,6 +2,9 @@
 // in flight, producer and consumer streams, errors carried by Work, the debug consistency check,
 // sub-communicators, launch info, argument validation, bf16/f16 rounding and the watchdog.
 #include <gtest/gtest.h>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 
 #include <atomic>
 #include <chrono>
@@ -282,6 +285,50 @@ TEST(MpiSemantics, WatchdogReportsACollectiveThatOutlivesTheTimeout) {
   } else {
     EXPECT_EQ(reports.load(), 0);
   }
+}
+
+// The first verdict stands: rank 0 times out first and writes flight_record/verdict.txt; when the
+// other ranks then time out too (as a frozen rank the launcher resumes would), they end pointing at
+// that verdict instead of giving their own.
+TEST(MpiSemantics, TheFirstVerdictStands) {
+  std::string dir(1024, '\0');
+  if (world_rank() == 0) {
+    std::string pattern = testing::TempDir() + "verdict_XXXXXX";
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+    dir = pattern;
+  }
+  MPI_Bcast(dir.data(), static_cast<int>(dir.size()), MPI_CHAR, 0, MPI_COMM_WORLD);
+  dir = dir.c_str();
+  std::vector<std::string> messages;
+  std::mutex messages_mutex;
+  CommOptions options = options_with(300ms);
+  options.flight_record_dir = dir;
+  MpiCommunicator comm(MPI_COMM_WORLD, Device::cpu(), options, [&](const std::string& text) {
+    std::lock_guard lock(messages_mutex);
+    messages.push_back(text);
+  });
+  CpuStream compute(CpuStream::Mode::inline_on_caller);
+  Buffer data = make_buffer(Device::cpu(), DType::f32, filled(10, 1.0f));
+  if (comm.rank() != 0) std::this_thread::sleep_for(1200ms);  // rank 0 waits past the timeout
+  comm.all_reduce(data.view(), ReduceOp::sum, compute).wait();
+  if (comm.rank() == 0) std::this_thread::sleep_for(1200ms);  // now the others do
+  comm.all_reduce(data.view(), ReduceOp::sum, compute).wait();
+  std::this_thread::sleep_for(100ms);
+  std::lock_guard lock(messages_mutex);
+  ASSERT_EQ(messages.size(), 1u);
+  if (comm.rank() == 0) {
+    EXPECT_NE(messages[0].find("comm timeout: all_reduce(sum) #1"), std::string::npos) << messages[0];
+    std::ifstream verdict(std::filesystem::path(dir) / "verdict.txt");
+    std::string first_line;
+    std::getline(verdict, first_line);
+    EXPECT_NE(first_line.find("rank 0: comm timeout: all_reduce(sum) #1"), std::string::npos) << first_line;
+  } else {
+    EXPECT_NE(messages[0].find("comm: ending this rank too; the job's verdict is in " + dir + "/verdict.txt"),
+              std::string::npos)
+        << messages[0];
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (comm.rank() == 0) std::filesystem::remove_all(dir);
 }
 
 // Timeouts far beyond any job (comm.timeout_s: 1e16, or the largest duration) once wrapped around

@@ -25,7 +25,7 @@ run_job() {  # run_job SUCCEED_AT FAIL_STATUS [auto-resume options] -- job args
 }
 
 # fails twice, succeeds on the third attempt: two restarts, each with '--resume auto' appended once.
-run_job 3 1 --backoff 0 -- "$TMP/job.sh" train --config c.yaml
+run_job 3 3 --backoff 0 -- "$TMP/job.sh" train --config c.yaml
 assert_eq "$rc" 0 "exit status"
 assert_eq "$attempts" 3 "attempts"
 assert_eq "$(sed -n 1p "$TMP/log")" "train --config c.yaml" "first attempt's arguments"
@@ -34,28 +34,30 @@ assert_eq "$(sed -n 3p "$TMP/log")" "train --config c.yaml --resume auto" "third
 pass "fail, fail, succeed -> 3 attempts, --resume auto on restarts"
 
 # an explicit '--resume PATH' is replaced by '--resume auto' on restarts (the newest checkpoint wins).
-run_job 2 1 --backoff 0 -- "$TMP/job.sh" train --resume ckpt/step100 --config c.yaml
+run_job 2 3 --backoff 0 -- "$TMP/job.sh" train --resume ckpt/step100 --config c.yaml
 assert_eq "$(sed -n 2p "$TMP/log")" "train --config c.yaml --resume auto" "restart after --resume PATH"
 pass "--resume PATH replaced"
 
-# bounded: always failing with 1, --max-restarts 2 -> 3 attempts, the job's status.
-run_job 99 1 --backoff 0 --max-restarts 2 -- "$TMP/job.sh" train
-assert_eq "$rc" 1 "exit status after giving up"
+# bounded: always failing with 3 (a hang the watchdog ended), --max-restarts 2 -> 3 attempts, the
+# job's status.
+run_job 99 3 --backoff 0 --max-restarts 2 -- "$TMP/job.sh" train
+assert_eq "$rc" 3 "exit status after giving up"
 assert_eq "$attempts" 3 "attempts with --max-restarts 2"
 assert_contains "$(cat "$TMP/err")" "giving up after 2 restart(s)"
 pass "max restarts"
 
-# no restart on a usage error (2), nor on 130/143 (interrupted/terminated).
-for status in 2 130 143; do
+# no restart on a bad config or data (1), a usage error (2), a non-finite loss (4), nor on
+# 130/143 (interrupted/terminated): the same command would fail the same way, or was stopped.
+for status in 1 2 4 130 143; do
   run_job 99 "$status" --backoff 0 -- "$TMP/job.sh" train
   assert_eq "$rc" "$status" "exit status for a job exiting $status"
   assert_eq "$attempts" 1 "attempts for a job exiting $status"
 done
-pass "stops on 2, 130, 143"
+pass "stops on 1, 2, 4, 130, 143"
 
 # backoff: 1 s then 2 s before the two restarts (doubling).
 start=$SECONDS
-run_job 3 1 --backoff 1 -- "$TMP/job.sh" train
+run_job 3 137 --backoff 1 -- "$TMP/job.sh" train
 ((SECONDS - start >= 3)) || fail "two restarts with --backoff 1 took $((SECONDS - start)) s, expected >= 3 (1 + 2)"
 assert_contains "$(cat "$TMP/err")" "in 2s"
 pass "exponential backoff"

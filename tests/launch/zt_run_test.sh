@@ -50,6 +50,14 @@ rc=0; err=$("$ZT_RUN" -n two -- x 2>&1) || rc=$?
 assert_eq "$rc" 2 "exit status with -n two"
 rc=0; err=$(ZT_BIN=/nonexistent "$ZT_RUN" -n 2 -- x 2>&1) || rc=$?
 assert_eq "$rc" 1 "exit status with a missing binary"; assert_contains "$err" "not found"
+# --cores-per-node takes a positive integer only: anything else was evaluated as a bash expression
+# (a command substitution ran) or passed silently.
+for value in 2.5 0 -1 'np[$(touch "$TMP/ran")]'; do
+  rc=0; err=$(ZT_DRY_RUN=1 "$ZT_RUN" -n 2 --cores-per-node "$value" -- x 2>&1) || rc=$?
+  assert_eq "$rc" 2 "exit status with --cores-per-node '$value'"
+  assert_contains "$err" "must be a positive integer, got '$value'"
+done
+[[ ! -e "$TMP/ran" ]] || fail "--cores-per-node ran a command"
 pass "errors"
 
 # A real run: 2 ranks of bench-comm through zt-run (mpirun's status is zt-run's).

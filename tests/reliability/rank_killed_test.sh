@@ -56,6 +56,12 @@ for mode in killed frozen; do
     assert_contains "$out" "ago: the process stopped running then"
     assert_contains "$out" "(flight records in run/flight_record)"
     assert_at_most "$ms" 30000 "frozen: ms from the SIGSTOP to the end of the job"
+    # The first verdict stands: one verdict, kept beside the records, and rank 1 (resumed by the
+    # launcher as it tears the job down) neither gives another nor rewrites its record after it.
+    assert_eq "$(grep -c "comm timeout:" <<<"$out")" 1 "verdicts in the log"
+    assert_contains "$(cat run/flight_record/verdict.txt)" "rank 0: comm timeout:"
+    [[ ! run/flight_record/world.rank00001.txt -nt run/flight_record/verdict.txt ]] ||
+      fail "rank 1 rewrote its flight record after the verdict"
   fi
   pass "rank 1 $mode: the job ended after $ms ms with exit $rc"
   echo "timing: rank_$mode ${ms}ms (exit $rc)"
