@@ -72,10 +72,11 @@ Config load_with_deepspeed(const DeepSpeedTranslation& translation, const std::s
                            const std::optional<std::string>& yaml, const std::vector<std::string>& overrides) {
   const std::string defaults_name = "DeepSpeed's defaults for what " + file + " leaves out";
   const std::string ratios_name = file + " (WarmupCosineLR's ratios x optimizer.lr)";
+  const std::optional<ConfigLayer> yaml_layer = yaml ? std::optional(read_config_layer(*yaml)) : std::nullopt;
   auto layers_at = [&](double lr) {
     std::vector<ConfigLayer> layers = {{translation.defaults_yaml(), defaults_name},
                                        rate_layer(translation.default_ratios_of_lr, lr, defaults_name)};
-    if (yaml) layers.push_back(read_config_layer(*yaml));
+    if (yaml_layer) layers.push_back(*yaml_layer);  // read once: both passes see the same file
     layers.push_back({translation.yaml(), file + " (as the zerotrain YAML above)"});
     layers.push_back(rate_layer(translation.ratios_of_lr, lr, ratios_name));
     return layers;
