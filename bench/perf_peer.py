@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """zerotrain next to PyTorch on the same GPT-2 job, same machine, same run: tokens/s and ratios.
 
-Four trainers, run interleaved in every round (so they see the same machine load):
+The trainers, run interleaved in every round (so they see the same machine load):
   zt-s0     zerotrain ZeRO stage 0 (all-reduce data parallel)
   torch-ddp PyTorch DistributedDataParallel (gloo) + torch.optim.AdamW       (peer of zt-s0)
   zt-s1     zerotrain ZeRO stage 1 (optimizer state sharded)
-  torch-zro DDP + torch.distributed.optim.ZeroRedundancyOptimizer(AdamW)      (peer of zt-s1)
-  zt-s2     zerotrain ZeRO stage 2 (for reference; PyTorch has no stage 2 outside FSDP)
+  torch-zro DDP + torch.distributed.optim.ZeroRedundancyOptimizer(AdamW)      (peer of zt-s1 without ds-s1)
+  ds-s1/2/3 DeepSpeed's engine at ZeRO stage 1/2/3 (gloo, overlap_comm, the same bucket sizes,
+            torch's AdamW as its client optimizer, its gradient_clipping)  (peers of zt-s1/2/3)
+  zt-s2, zt-s3  zerotrain ZeRO stages 2 and 3
 Same GPT-2 (layers, width, sequence, micro batch, global batch), AdamW with the same
 hyperparameters, warmup-cosine schedule and clipping, fp32 on CPU (or bf16: --precision bf16, PyTorch
 under torch.autocast), 1 compute thread per rank.
@@ -19,8 +21,8 @@ reduce_bucket_size set to the same bytes of fp32 (25 MiB = 6553600 elements, als
 default; configs/default.yaml's 25000 is sized for its 0.1M-parameter demo model), and both start
 with a 1 MiB first bucket. --set zero_optimization.reduce_bucket_size=N overrides zerotrain's.
 
-PyTorch comes from $ZT_TORCH_PYTHON when set, else .venv-fixtures/ when it has torch, else from
-.venv-bench/ (created here with `pip install torch numpy` from PyPI on first use).
+PyTorch and DeepSpeed come from $ZT_TORCH_PYTHON when set, else from the repository's .venv with the
+pinned versions (scripts/setup-python.sh, run here, installs them from PyPI on first use).
 
   bench/perf_peer.py                       # tiny and small, 2 ranks on this machine
   bench/perf_peer.py --rate 100mbit        # 2 simulated hosts (bench/netns), 1 rank each
@@ -44,17 +46,13 @@ ROOT = pc.ROOT
 
 
 def torch_python():
-    if os.environ.get("ZT_TORCH_PYTHON"):  # an existing interpreter with torch and numpy
+    """An interpreter with torch, numpy and DeepSpeed: $ZT_TORCH_PYTHON, else the repository's .venv
+    with the pinned versions of tools/requirements-parity.txt (scripts/setup-python.sh installs them
+    from PyPI on first use and returns at once afterwards)."""
+    if os.environ.get("ZT_TORCH_PYTHON"):
         return os.environ["ZT_TORCH_PYTHON"]
-    for venv in (ROOT / ".venv-fixtures", ROOT / ".venv-bench"):
-        py = venv / "bin" / "python"
-        if py.exists() and subprocess.run([str(py), "-c", "import torch, numpy"], capture_output=True).returncode == 0:
-            return str(py)
-    venv = ROOT / ".venv-bench"
-    print(f"creating {venv} and installing torch + numpy from PyPI (once; a few minutes)", file=sys.stderr)
-    subprocess.check_call([sys.executable, "-m", "venv", str(venv)])
-    subprocess.check_call([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "torch", "numpy"])
-    return str(venv / "bin" / "python")
+    subprocess.check_call(["bash", str(ROOT / "scripts" / "setup-python.sh")], stdout=sys.stderr)
+    return str(ROOT / ".venv" / "bin" / "python")
 
 
 def baseline_commit(binary):
@@ -65,12 +63,16 @@ def baseline_commit(binary):
 def run_torch(args, py, model, mode, out_path, netns):
     m = pc.MODELS[model]
     port = str(random.randint(20000, 40000))
-    peer = [py, str(ROOT / "tools" / "torch_gpt2_peer.py"), "--mode", mode, "--n-layer", str(m["n_layer"]),
+    stage = []
+    if mode.startswith("deepspeed"):  # "deepspeed<k>": DeepSpeed's ZeRO stage k
+        mode, stage = "deepspeed", ["--zero-stage", mode[len("deepspeed"):]]
+    peer = [py, str(ROOT / "tools" / "torch_gpt2_peer.py"), "--mode", mode, *stage, "--n-layer", str(m["n_layer"]),
             "--n-head", str(m["n_head"]), "--n-embd", str(m["n_embd"]), "--block-size", str(m["block_size"]),
             "--micro-batch", str(m["micro_batch"]), "--steps", str(args.steps), "--bucket-cap-mb",
             str(args.bucket_cap_mb), "--out", out_path, "--master-port", port, "--precision",
             TORCH_PRECISION[args.precision]]
-    env_flags = ["-x", "OMP_NUM_THREADS=1", "-x", "MKL_NUM_THREADS=1", "-x", "OPENBLAS_NUM_THREADS=1"]
+    env_flags = ["-x", "OMP_NUM_THREADS=1", "-x", "MKL_NUM_THREADS=1", "-x", "OPENBLAS_NUM_THREADS=1",
+                 "-x", "DS_ACCELERATOR=cpu"]
     if netns is None:
         cmd = ["mpirun", "--allow-run-as-root", "-np", str(args.ranks), "--bind-to", "none", *env_flags,
                *peer, "--master-addr", "127.0.0.1"]
@@ -91,7 +93,8 @@ def run_torch(args, py, model, mode, out_path, netns):
 TORCH_PRECISION = {"fp32": "fp32", "bf16": "autocast-bf16"}
 
 TRAINERS = [("zt-s0", "zt", 0), ("torch-ddp", "torch", "ddp"), ("zt-s1", "zt", 1), ("torch-zro", "torch", "zero"),
-            ("zt-s2", "zt", 2)]
+            ("ds-s1", "torch", "deepspeed1"), ("zt-s2", "zt", 2), ("ds-s2", "torch", "deepspeed2"),
+            ("zt-s3", "zt", 3), ("ds-s3", "torch", "deepspeed3")]
 
 
 def main():
@@ -131,8 +134,10 @@ def main():
                 trainers.append((name + "-base", kind, what))
     baseline_env = {"ZT_BIN": str(Path(args.baseline).resolve())} if args.baseline else None
     py = torch_python()
-    torch_version = subprocess.run([py, "-c", "import torch; print(torch.__version__)"], capture_output=True,
-                                   text=True).stdout.strip()
+    versions = subprocess.run([py, "-c", "import torch, importlib.metadata as m; "
+                               "print(torch.__version__, m.version('deepspeed'))"],
+                              capture_output=True, text=True).stdout.split()
+    torch_version = f"{versions[0]}, deepspeed {versions[1]}" if len(versions) == 2 else "unknown"
     netns = None if args.rate == "local" else pc.Netns(args.ranks, args.rate)
     prefix = pc.launcher_prefix(args.ranks, netns)
     loads = [pc.load_average()]
@@ -164,7 +169,7 @@ def main():
            "with gloo over loopback TCP" if netns is None else
            f"{args.ranks} simulated hosts (bench/netns, tc tbf {args.rate} each way per host), 1 rank per host, "
            "TCP for both (Open MPI btl tcp; gloo on eth0)")
-    lines = pc.header(f"zerotrain vs PyTorch DDP / ZeroRedundancyOptimizer ({label})", [
+    lines = pc.header(f"zerotrain vs PyTorch DDP / ZeroRedundancyOptimizer / DeepSpeed ({label})", [
         f"network: {net}; {args.ranks} ranks, 1 compute thread per rank; torch {torch_version}",
         f"precision: zerotrain precision.dtype={args.precision}; PyTorch --precision {TORCH_PRECISION[args.precision]}"
         + (" (torch.autocast on the CPU: bf16 products on an fp32 model, so its losses differ from zerotrain's bf16 "
@@ -189,8 +194,13 @@ def main():
                   "| trainer | tokens/s (median) | step ms | ratio to its peer (zerotrain / PyTorch) | "
                   f"max loss diff, first {args.check_steps} steps | max loss diff, all {args.steps} | loss at last step |",
                   "| --- | --- | --- | --- | --- | --- | --- |"]
+        # Stage k of zerotrain against stage k of DeepSpeed when it ran, else PyTorch's nearest.
         peers = {"zt-s0": "torch-ddp", "torch-ddp": "zt-s0", "zt-s1": "torch-zro", "torch-zro": "zt-s1",
-                 "zt-s2": "torch-ddp", "zt-s0-base": "torch-ddp", "zt-s1-base": "torch-zro", "zt-s2-base": "torch-ddp"}
+                 "zt-s2": "torch-ddp", "zt-s3": "torch-ddp", "ds-s1": "zt-s1", "ds-s2": "zt-s2", "ds-s3": "zt-s3"}
+        for stage in (1, 2, 3):
+            if f"ds-s{stage}" in runs:
+                peers[f"zt-s{stage}"] = f"ds-s{stage}"
+        peers.update({name + "-base": peers[name] for name in list(peers) if name.startswith("zt")})
         for name, _, _ in trainers:
             peer = peers[name]
             if peer not in runs:

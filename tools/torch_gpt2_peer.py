@@ -17,7 +17,9 @@ weights*, on *zerotrain's own batches*, so the losses of the first steps agree t
 
 Modes: `ddp` — DistributedDataParallel (gloo, bucket_cap_mb as given) + AdamW on every rank;
 `zero` — DDP for the gradient all-reduce + torch.distributed.optim.ZeroRedundancyOptimizer (AdamW
-state sharded over ranks, updated parameters broadcast: PyTorch's ZeRO stage 1).
+state sharded over ranks, updated parameters broadcast: PyTorch's ZeRO stage 1); `deepspeed` —
+DeepSpeed's engine at --zero-stage (overlap_comm, the same bucket sizes, torch's AdamW as the client
+optimizer, DeepSpeed's gradient_clipping), over gloo.
 
 Precision (--precision): fp32; bf16 or fp16 with zerotrain's mixed-precision semantics (16-bit
 parameters cast from fp32 master weights after every step, every op computing in fp32 on its 16-bit
@@ -334,7 +336,12 @@ def lr_at(step, args):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--check-init", metavar="DUMP", help="compare the init with a zt_dump_gpt2_init file and exit")
-    ap.add_argument("--mode", choices=["ddp", "zero"], default="ddp")
+    ap.add_argument("--mode", choices=["ddp", "zero", "deepspeed"], default="ddp")
+    ap.add_argument("--zero-stage", type=int, default=1, help="--mode deepspeed: DeepSpeed's ZeRO stage (0-3)")
+    ap.add_argument("--prefetch-elements", type=int, default=15000000,
+                    help="--mode deepspeed, stage 3: stage3_prefetch_bucket_size (zerotrain's default)")
+    ap.add_argument("--persistence-elements", type=int, default=100000,
+                    help="--mode deepspeed, stage 3: stage3_param_persistence_threshold (zerotrain's default)")
     ap.add_argument("--n-layer", type=int, default=2)
     ap.add_argument("--n-head", type=int, default=4)
     ap.add_argument("--n-embd", type=int, default=64)
@@ -380,13 +387,29 @@ def main():
 
     init, _ = zerotrain_init(args.n_layer, args.n_embd, args.vocab_size, args.block_size, args.init_seed)
     model = GPT2(args.n_layer, args.n_head, args.n_embd, args.vocab_size, args.block_size, init)
-    ddp = torch.nn.parallel.DistributedDataParallel(model, bucket_cap_mb=args.bucket_cap_mb)
+    ddp = (torch.nn.parallel.DistributedDataParallel(model, bucket_cap_mb=args.bucket_cap_mb)
+           if args.mode != "deepspeed" else None)
     decay = [model.P(n) for n in model.names if n.endswith("weight") and model.P(n).dim() == 2 or n in ("wte", "wpe")]
     no_decay = [model.P(n) for n in model.names if not (n.endswith("weight") and model.P(n).dim() == 2 or
                                                         n in ("wte", "wpe"))]
     groups = [{"params": decay, "weight_decay": args.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
     betas = tuple(float(b) for b in args.betas.split(","))
-    if args.mode == "ddp":
+    engine = None
+    if args.mode == "deepspeed":
+        # DeepSpeed's engine in place of DDP: its ZeRO stage partitions optimizer state, gradients
+        # and (stage 3) parameters over gloo; the client AdamW is torch's (DeepSpeed's own FusedAdam
+        # needs a GPU); clipping is DeepSpeed's gradient_clipping.
+        import deepspeed
+        bucket = int(args.bucket_cap_mb * 2**20 / 4)
+        config = {"train_micro_batch_size_per_gpu": args.micro_batch, "gradient_accumulation_steps": 1,
+                  "gradient_clipping": args.clip, "zero_allow_untested_optimizer": True, "steps_per_print": 10**9,
+                  "zero_optimization": {"stage": args.zero_stage, "overlap_comm": True, "contiguous_gradients": True,
+                                        "reduce_bucket_size": bucket, "allgather_bucket_size": bucket,
+                                        "stage3_prefetch_bucket_size": args.prefetch_elements,
+                                        "stage3_param_persistence_threshold": args.persistence_elements}}
+        engine, opt, _, _ = deepspeed.initialize(model=model, optimizer=torch.optim.AdamW(
+            groups, lr=args.lr, betas=betas, eps=args.eps), config=config)
+    elif args.mode == "ddp":
         opt = torch.optim.AdamW(groups, lr=args.lr, betas=betas, eps=args.eps)
     else:
         from torch.distributed.optim import ZeroRedundancyOptimizer
@@ -407,9 +430,17 @@ def main():
         lr = lr_at(step, args)
         for g in opt.param_groups:
             g["lr"] = lr
-        opt.zero_grad(set_to_none=False)
         skipped = False
-        if half is None:
+        if engine is not None:
+            loss = engine(x, y)
+            engine.backward(loss)
+            engine.step()  # clips and steps at the group rates set above
+            norm = torch.tensor(float(engine.get_global_grad_norm() or 0.0))
+        else:
+            opt.zero_grad(set_to_none=False)
+        if engine is not None:
+            pass
+        elif half is None:
             with torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.precision == "autocast-bf16"):
                 loss = ddp(x, y)
             loss.backward()
@@ -431,7 +462,9 @@ def main():
                     g.grad = torch.zeros_like(g)
                 g.grad.copy_(flat[at:at + g.numel()].view_as(g))
                 at += g.numel()
-        if skipped:
+        if engine is not None:
+            pass
+        elif skipped:
             norm = torch.tensor(float("nan"))
         else:
             norm = torch.nn.utils.clip_grad_norm_(params, args.clip) if args.clip > 0 else torch.tensor(0.0)
