@@ -22,6 +22,12 @@ namespace {
 
 using nlohmann::json;
 
+std::string lower(const std::string& text) {
+  std::string result;
+  for (char c : text) result += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return result;
+}
+
 struct Walker {
   const json& root;
   DeepSpeedTranslation out;
@@ -92,8 +98,7 @@ struct Walker {
     if (v->is_number_integer() && (v->get<std::int64_t>() == 0 || v->get<std::int64_t>() == 1))
       return v->get<std::int64_t>() == 1;
     if (v->is_string()) {
-      std::string text = v->get<std::string>();
-      for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      const std::string text = lower(v->get<std::string>());
       for (const char* yes : {"true", "1", "yes", "on", "t", "y"})
         if (text == yes) return true;
       for (const char* no : {"false", "0", "no", "off", "f", "n"})
@@ -104,12 +109,6 @@ struct Walker {
   }
   bool enabled(const std::string& section) { return boolean(section + ".enabled").value_or(false); }
 };
-
-std::string lower(const std::string& text) {
-  std::string result;
-  for (char c : text) result += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return result;
-}
 
 void translate_precision(Walker& w) {
   const bool fp16 = w.enabled("fp16"), bf16 = w.enabled("bf16") || w.enabled("bfloat16");

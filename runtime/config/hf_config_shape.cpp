@@ -25,6 +25,10 @@ struct ShapeReader {
   [[noreturn]] void fail(const std::string& hf_key, const std::string& what) const {
     throw UserError(fmt::format("{}: '{}' {}", file.string(), hf_key, what));
   }
+  // The value config.json gives `hf_key`, if any (null is Hugging Face's "not given").
+  const json* given(const std::string& hf_key) const {
+    return config.contains(hf_key) && !config[hf_key].is_null() ? &config[hf_key] : nullptr;
+  }
   void store(const std::string& hf_key, const std::string& key, const ConfigValue& value) {
     if (std::optional<std::string> problem = value_problem(*find_config_key(key), value))
       fail(hf_key, fmt::format("gives {}: {}", key, *problem));
@@ -32,7 +36,7 @@ struct ShapeReader {
   }
   // An integer key; `fallback` when config.json may leave it out (Hugging Face's default).
   std::int64_t integer(const std::string& hf_key, const std::string& key, std::optional<std::int64_t> fallback = {}) {
-    const json* v = config.contains(hf_key) && !config[hf_key].is_null() ? &config[hf_key] : nullptr;
+    const json* v = given(hf_key);
     if (v == nullptr && fallback) {
       store(hf_key, key, *fallback);
       return *fallback;
@@ -47,7 +51,7 @@ struct ShapeReader {
     return v->get<std::int64_t>();
   }
   void number(const std::string& hf_key, const std::string& key, double fallback) {
-    const json* v = config.contains(hf_key) && !config[hf_key].is_null() ? &config[hf_key] : nullptr;
+    const json* v = given(hf_key);
     if (v != nullptr && !v->is_number()) fail(hf_key, fmt::format("is {}; it gives {}, a number", v->dump(), key));
     store(hf_key, key, v != nullptr ? v->get<double>() : fallback);
   }
