@@ -12,6 +12,7 @@
 
 #include "comm/comm_options.h"
 #include "core/log.h"
+#include "core/stop_signal.h"
 
 namespace zt {
 
@@ -78,19 +79,26 @@ void Watchdog::publish_record(std::chrono::steady_clock::time_point now) {
   published_at_ = now;
 }
 
-std::string Watchdog::flight_report(const detail::WorkState& work) {
-  std::string report = fmt::format("; this rank's last collectives on '{}': {}", work.comm_name,
-                                    describe_entries(recorder_.entries()));
-  if (record_files_.dir.empty()) return report;
-  std::vector<std::optional<FlightRecord>> records(static_cast<std::size_t>(record_files_.world_size));
-  for (int r = 0; r < record_files_.world_size; ++r) {
-    std::FILE* in = std::fopen(flight_record_file(record_files_.dir, record_files_.comm_name, r).c_str(), "r");
+namespace {
+std::vector<std::optional<FlightRecord>> read_records(const FlightRecordFiles& files) {
+  std::vector<std::optional<FlightRecord>> records(static_cast<std::size_t>(files.world_size));
+  for (int r = 0; r < files.world_size; ++r) {
+    std::FILE* in = std::fopen(flight_record_file(files.dir, files.comm_name, r).c_str(), "r");
     if (in == nullptr) continue;
     std::string text(64 * 1024, '\0');
     text.resize(std::fread(text.data(), 1, text.size(), in));
     std::fclose(in);
     records[static_cast<std::size_t>(r)] = parse_flight_record(text);
   }
+  return records;
+}
+}  // namespace
+
+std::string Watchdog::flight_report(const detail::WorkState& work) {
+  std::string report = fmt::format("; this rank's last collectives on '{}': {}", work.comm_name,
+                                    describe_entries(recorder_.entries()));
+  if (record_files_.dir.empty()) return report;
+  const std::vector<std::optional<FlightRecord>> records = read_records(record_files_);
   return report + "; " + describe_peers(work.desc.sequence, work.desc.str(), record_files_.rank, records, unix_ms_now()) +
          fmt::format(" (flight records in {})", record_files_.dir.string());
 }
@@ -138,6 +146,33 @@ void Watchdog::give_verdict(const std::string& message) {
   handler_(message);
 }
 
+std::string Watchdog::gone_peer(const detail::WorkState& waiting, std::chrono::steady_clock::time_point now) {
+  // This rank's own record must be fresh: when the file system stalls, every record stands still.
+  if (now - published_at_ > std::chrono::seconds(2)) return "";
+  const auto ranks = static_cast<std::size_t>(record_files_.world_size);
+  if (peer_changed_at_.size() != ranks) {  // the first look: every peer gets the full allowance from now
+    peer_written_ms_.assign(ranks, -1);
+    peer_changed_at_.assign(ranks, now);
+  }
+  const std::vector<std::optional<FlightRecord>> records = read_records(record_files_);
+  for (std::size_t r = 0; r < ranks; ++r) {
+    const std::int64_t written = records[r] ? records[r]->written_ms : -1;
+    if (written != peer_written_ms_[r]) {
+      peer_written_ms_[r] = written;
+      peer_changed_at_[r] = now;
+    }
+    // A record never seen proves nothing (a peer whose writes failed stopped publishing).
+    if (written < 0 || static_cast<int>(r) == record_files_.rank || now - peer_changed_at_[r] < kPeerSilentWhileStopping) continue;
+    const double silent_s = std::chrono::duration<double>(now - peer_changed_at_[r]).count();
+    return fmt::format(
+        "comm: rank {} is gone: its flight record {} has not changed for {:.1f} s while the job stops on {} and {} "
+        "waits on it; ending this rank now rather than waiting for the launcher to kill it (exit code {})",
+        r, flight_record_file(record_files_.dir, record_files_.comm_name, static_cast<int>(r)).string(), silent_s,
+        stop_signal_name(StopSignalHandler::received()), waiting.where(), kCommTimeoutExitCode);
+  }
+  return "";
+}
+
 void Watchdog::loop() {
   const auto interval = poll_interval(timeout_);
   // Time the process was not running (SIGSTOP, a suspended machine) is not time a collective
@@ -157,6 +192,7 @@ void Watchdog::loop() {
       return;
     }
     std::vector<std::shared_ptr<detail::WorkState>> overdue;
+    std::shared_ptr<detail::WorkState> waiting;  // the oldest collective still running
     auto now = std::chrono::steady_clock::now();
     if (now - last_poll > stopped_gap) resumed_at = now;
     last_poll = now;
@@ -168,7 +204,9 @@ void Watchdog::loop() {
         // A failed device query: the error is the Work's to report, not a hang.
       }
       if (completed) return true;
-      if (!work->started() || now - std::max(work->started_at(), resumed_at) < timeout_) return false;
+      if (!work->started()) return false;
+      if (!waiting) waiting = work;
+      if (now - std::max(work->started_at(), resumed_at) < timeout_) return false;
       overdue.push_back(work);
       return true;
     });
@@ -181,6 +219,9 @@ void Watchdog::loop() {
     lock.unlock();
     if (!unhealthy.empty()) give_verdict(unhealthy);
     if (!silenced) publish_record(now);
+    if (waiting && overdue.empty() && !silenced && !record_files_.dir.empty() && StopSignalHandler::received() != 0) {
+      if (std::string gone = gone_peer(*waiting, now); !gone.empty()) give_verdict(gone + flight_report(*waiting));
+    }
     for (const auto& work : overdue) {
       auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(now - work->started_at());
       give_verdict(timeout_message(*work, elapsed, timeout_) + flight_report(*work));

@@ -10,6 +10,14 @@
 // lists this rank's last collectives and, when the ranks publish their records into a shared
 // directory, which ranks never reached the collective and what they did last. The first rank's
 // verdict stands (verdict.txt in that directory): the records stay as they were then.
+//
+// While the job stops on a signal (core/stop_signal.h), a peer that is gone is not waited for until
+// the timeout: a rank killed under srun --kill-on-bad-exit makes Slurm send the others SIGTERM,
+// and they would otherwise wait on the dead rank until Slurm's KillWait ends them. Records are
+// rewritten every second by a live rank's watchdog, whatever its main thread does (a long
+// checkpoint write included); a collective still waiting while a peer's record has not changed for
+// kPeerSilentWhileStopping ends the rank at once. Only while stopping: a shared file system that
+// stalls for a few seconds must not end a healthy run.
 #pragma once
 
 #include <chrono>
@@ -26,6 +34,10 @@
 #include "comm/work.h"
 
 namespace zt {
+
+// How long a peer's record may stand still, while the job stops and a collective waits, before the
+// peer counts as gone: five missed heartbeats.
+inline constexpr std::chrono::seconds kPeerSilentWhileStopping{5};
 
 class Watchdog {
  public:
@@ -65,6 +77,9 @@ class Watchdog {
   bool verdict_given() const;
   void mark_verdict(const std::string& message);
   void give_verdict(const std::string& message);
+  // While a stop signal is pending: the verdict when a peer's record stood still for
+  // kPeerSilentWhileStopping while `waiting` waits, or "".
+  std::string gone_peer(const detail::WorkState& waiting, std::chrono::steady_clock::time_point now);
 
   const std::chrono::milliseconds timeout_;
   const TimeoutHandler handler_;
@@ -78,6 +93,9 @@ class Watchdog {
   FlightRecordFiles record_files_;  // dir cleared after a failed write: the watchdog thread alone uses it
   std::string published_;  // the entries last written, to rewrite only on change or as a heartbeat
   std::chrono::steady_clock::time_point published_at_{};
+  // Per peer, while stopping: its record's time as last read, and when this rank saw it change.
+  std::vector<std::int64_t> peer_written_ms_;
+  std::vector<std::chrono::steady_clock::time_point> peer_changed_at_;
   std::thread thread_;
 };
 

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <csignal>
+#include <ctime>
 #include <stdexcept>
 
 namespace zt {
@@ -17,15 +18,28 @@ volatile std::sig_atomic_t g_stderr_flags = -1;  // stderr's flags before the st
 bool g_installed = false;
 struct sigaction g_previous_term {};
 struct sigaction g_previous_int {};
+struct sigaction g_previous_usr1 {};
+
+// Monotonic nanoseconds; clock_gettime is async-signal-safe.
+long long monotonic_ns() {
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<long long>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+}
+volatile long long g_received_at_ns = 0;
 
 extern "C" void record_stop_signal(int signal) {
   if (g_received != 0) {
+    // Copies of one request arrive together (a Ctrl-C or `timeout` signals a whole process group,
+    // a launcher relays it too): they count once.
+    if (monotonic_ns() - g_received_at_ns < 1'000'000'000) return;
     // The second request: give up on stopping cleanly. Both calls are async-signal-safe.
     std::signal(signal, SIG_DFL);
     std::raise(signal);
     return;
   }
   g_received = signal;
+  g_received_at_ns = monotonic_ns();
   // mpirun, sent SIGTERM, stops relaying the ranks' output, signals them a second later and kills
   // them a second after that: a rank whose log write blocks on the full pipe would never reach its
   // final checkpoint. From now on the log waits a bounded time for a reader (core/log.cpp), then
@@ -49,6 +63,7 @@ StopSignalHandler::StopSignalHandler() {
   action.sa_flags = SA_RESTART;
   sigaction(SIGTERM, &action, &g_previous_term);
   sigaction(SIGINT, &action, &g_previous_int);
+  sigaction(SIGUSR1, &action, &g_previous_usr1);
   g_received = 0;
   g_installed = true;
 }
@@ -56,6 +71,7 @@ StopSignalHandler::StopSignalHandler() {
 StopSignalHandler::~StopSignalHandler() {
   sigaction(SIGTERM, &g_previous_term, nullptr);
   sigaction(SIGINT, &g_previous_int, nullptr);
+  sigaction(SIGUSR1, &g_previous_usr1, nullptr);
   // The pipe may be shared with the processes after this one (a shell's `2>&1 | tee`).
   if (g_stderr_flags >= 0) fcntl(STDERR_FILENO, F_SETFL, static_cast<int>(g_stderr_flags));
   g_stderr_flags = -1;
@@ -64,9 +80,17 @@ StopSignalHandler::~StopSignalHandler() {
 
 int StopSignalHandler::received() { return g_received; }
 
+std::string stop_signal_name(int signal) {
+  switch (signal) {
+    case SIGTERM: return "SIGTERM";
+    case SIGINT: return "SIGINT";
+    case SIGUSR1: return "SIGUSR1";
+    default: return fmt::format("signal {}", signal);
+  }
+}
+
 StopRequested::StopRequested(int signal)
-    : UserError(fmt::format("stopped by {} before the end; what was being written was removed",
-                            signal == SIGINT ? "SIGINT" : signal == SIGTERM ? "SIGTERM" : fmt::format("signal {}", signal))),
+    : UserError(fmt::format("stopped by {} before the end; what was being written was removed", stop_signal_name(signal))),
       signal_(signal) {}
 
 void throw_if_stop_requested() {

@@ -1,10 +1,14 @@
-// SIGTERM and SIGINT as a request to stop at the next step boundary rather than mid-step.
+// SIGTERM, SIGINT and SIGUSR1 as a request to stop at the next step boundary rather than mid-step.
 //
-// Slurm sends SIGTERM to every task some time before the time limit (--signal=TERM@120), and a
-// user's Ctrl-C or `kill` does the same. The handler only records the signal (async-signal-safe);
+// A user's Ctrl-C or `kill`, and Slurm's `scancel --signal=TERM`, reach the ranks as SIGINT or
+// SIGTERM. SIGUSR1 is the stop a launcher relays: mpirun and srun turn a SIGTERM or SIGINT they
+// receive themselves into killing the ranks within a second (mpirun) or at once (srun), but pass
+// SIGUSR1 on untouched, so launch/zt-run, launch/auto-resume.sh and launch/slurm.sbatch catch the
+// signal and relay SIGUSR1 to the ranks (and exit with the status of the signal they got). The handler only records the signal (async-signal-safe);
 // the step loop looks at it once per step, the ranks agree on it (run_guard.h), write a final
-// checkpoint and exit. A second stop signal while the first is pending gets the default action
-// (the process ends at once), so a user who insists is never stuck behind a slow save. Once a stop
+// checkpoint and exit. A second stop signal, a second or more after the first, gets the default
+// action (the process ends at once), so a user who insists is never stuck behind a slow save;
+// copies arriving together (a process group signalled, a launcher relaying) count once. Once a stop
 // is pending, a log line that finds a stderr pipe full waits a bounded time and is then dropped
 // (mpirun stops relaying output before it signals the ranks): the checkpoint comes first.
 //
@@ -14,12 +18,14 @@
 // signal instead of dying with its output half written.
 #pragma once
 
+#include <string>
+
 #include "core/error.h"
 
 namespace zt {
 
 // The first stop signal, noticed by throw_if_stop_requested(): its exit status is 128 + signal
-// (130 for SIGINT, 143 for SIGTERM).
+// (130 for SIGINT, 143 for SIGTERM, 138 for SIGUSR1).
 class StopRequested : public UserError {
  public:
   explicit StopRequested(int signal);
@@ -33,7 +39,10 @@ class StopRequested : public UserError {
 // Throws StopRequested if a stop signal arrived since the handler was installed.
 void throw_if_stop_requested();
 
-// Installs the handlers for SIGTERM and SIGINT; the destructor restores the previous ones.
+// "SIGTERM", "SIGINT", "SIGUSR1", or "signal N".
+std::string stop_signal_name(int signal);
+
+// Installs the handlers for SIGTERM, SIGINT and SIGUSR1; the destructor restores the previous ones.
 // One at a time per process.
 class StopSignalHandler {
  public:
@@ -42,7 +51,7 @@ class StopSignalHandler {
   StopSignalHandler(const StopSignalHandler&) = delete;
   StopSignalHandler& operator=(const StopSignalHandler&) = delete;
 
-  // The signal received since installation (SIGTERM or SIGINT), 0 if none.
+  // The signal received since installation (SIGTERM, SIGINT or SIGUSR1), 0 if none.
   static int received();
 };
 

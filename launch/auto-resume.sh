@@ -9,10 +9,14 @@
 #                 not fit (README's exit statuses): the same command would fail the same way
 #   exit 2        usage error (bad flags): the same
 #   exit 4        the loss became non-finite: a resume would diverge again from the same checkpoint
-#   exit 130/143  the job was interrupted/terminated (Ctrl-C, kill, scancel): someone wants it stopped
+#   exit 130/138/143  the job was interrupted/terminated (Ctrl-C, kill, scancel; 138: a stop a
+#                 launcher relayed as SIGUSR1): someone wants it stopped
 # It restarts on everything else: 3 (the comm watchdog ended a hang), a rank killed by a signal
 # (mpirun's 137, 134...), a launcher that failed.
-#   INT/TERM to this script: forwarded to the job, then this script exits without restarting
+#   INT/TERM/HUP/USR1 to this script: relayed to the job as SIGUSR1 (a second one as SIGTERM), then
+#   this script exits with 128 + the signal it got, without restarting. SIGUSR1 because the job's
+#   launcher (zt-run's mpirun, srun) would turn a SIGTERM into killing the ranks before their final
+#   checkpoint, and passes SIGUSR1 on to them (core/stop_signal.h).
 set -euo pipefail
 
 PROG=$(basename "$0")
@@ -62,42 +66,36 @@ for a in "$@"; do
 done
 resume_cmd+=(--resume auto)
 
-child=""
-stop_signal=""
-# The job runs in the background and we `wait`, so a signal to this script is handled at once:
-# it goes on to the job (TERM, since background jobs of a script ignore INT) and ends the loop.
-on_signal() {
-  stop_signal="$1"
-  echo "$PROG: got SIG$1, stopping the job and not restarting" >&2
-  [[ -z "$child" ]] || kill -TERM "$child" 2>/dev/null || true
+# The job runs in the background and this script waits, so a signal to it is handled at once: it
+# is relayed to the job (stop-relay.sh) and ends the loop.
+# shellcheck source=launch/stop-relay.sh
+source "$(dirname "$(readlink -f "$0")")/stop-relay.sh"
+relay_message="asking the job to stop after its step (final checkpoint), not restarting"
+# The status for a stop this script was asked for: the job's own when it finished anyway (0) or
+# failed otherwise, else the shell's status for the signal this script got.
+stopped_status() {
+  case "$1" in
+    0 | 1 | 2 | 3 | 4) echo "$1" ;;
+    *) relay_signal_status ;;
+  esac
 }
-trap 'on_signal INT' INT
-trap 'on_signal TERM' TERM
 
 attempt=0 delay="$backoff"
 cmd=("$@")
 while true; do
   echo "$PROG: attempt $((attempt + 1)) (restarts $attempt/$max_restarts): ${cmd[*]}" >&2
-  rc=0
-  "${cmd[@]}" <&0 &
-  child=$!
-  # wait returns early (>128) when a trapped signal arrives; then wait again for the job's end.
-  wait "$child" || rc=$?
-  while kill -0 "$child" 2>/dev/null; do
-    rc=0
-    wait "$child" || rc=$?
-  done
-  child=""
-  if [[ -n "$stop_signal" ]]; then
-    [[ "$stop_signal" == INT ]] && exit 130
-    exit 143
+  relay_start "${cmd[@]}" <&0
+  relay_wait
+  rc=$relay_status
+  if [[ -n "$relay_signal" ]]; then
+    exit "$(stopped_status "$rc")"
   fi
   case "$rc" in
     0) echo "$PROG: job succeeded after $attempt restart(s)" >&2; exit 0 ;;
     1) echo "$PROG: job exited 1 (a bad config, data or checkpoint; see its error): not restarting" >&2; exit 1 ;;
     2) echo "$PROG: job exited 2 (usage error): not restarting, fix the command or config" >&2; exit 2 ;;
     4) echo "$PROG: job exited 4 (the loss became non-finite): not restarting, change the config" >&2; exit 4 ;;
-    130 | 143) echo "$PROG: job exited $rc (interrupted/terminated): not restarting" >&2; exit "$rc" ;;
+    130 | 138 | 143) echo "$PROG: job exited $rc (interrupted/terminated): not restarting" >&2; exit "$rc" ;;
   esac
   if ((attempt >= max_restarts)); then
     echo "$PROG: job failed with exit status $rc; giving up after $max_restarts restart(s)" >&2
@@ -106,13 +104,10 @@ while true; do
   attempt=$((attempt + 1))
   echo "$PROG: job failed with exit status $rc; restart $attempt/$max_restarts with --resume auto in ${delay}s" >&2
   # sleep in the background too, so that INT/TERM during the backoff stop the loop at once
-  sleep "$delay" &
-  child=$!
-  wait "$child" || true
-  child=""
-  if [[ -n "$stop_signal" ]]; then
-    [[ "$stop_signal" == INT ]] && exit 130
-    exit 143
+  relay_start sleep "$delay"
+  relay_wait
+  if [[ -n "$relay_signal" ]]; then
+    exit "$(relay_signal_status)"
   fi
   delay=$((delay * 2 > max_backoff ? max_backoff : delay * 2))
   cmd=("${resume_cmd[@]}")

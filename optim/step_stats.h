@@ -21,8 +21,8 @@ struct DeviceStepStats {
   float loss;            // mean loss over the step's micro batches
   float sigterm;         // 1 when this rank received SIGTERM
   float sigint;          // 1 when this rank received SIGINT
+  float sigusr1;         // 1 when this rank received SIGUSR1 (a launcher relaying a stop)
   // This rank's own:
-  float alignment;             // unused: puts the doubles on 8-byte boundaries
   double exact_sum_of_squares;  // the shard's squared norm, unrounded
   double loss_accumulator;      // the sum of the micro batches' mean losses
 };
@@ -30,7 +30,8 @@ struct DeviceStepStats {
 namespace step_stats {
 // Positions in the buffer, in f32 elements.
 inline constexpr std::size_t size = sizeof(DeviceStepStats) / sizeof(float);
-inline constexpr std::size_t reduced = offsetof(DeviceStepStats, alignment) / sizeof(float);
+inline constexpr std::size_t reduced = offsetof(DeviceStepStats, exact_sum_of_squares) / sizeof(float);
+inline constexpr std::size_t signals = 3;  // sigterm, sigint, sigusr1
 inline constexpr std::size_t sum_of_squares = offsetof(DeviceStepStats, sum_of_squares) / sizeof(float);
 inline constexpr std::size_t sigterm = offsetof(DeviceStepStats, sigterm) / sizeof(float);
 inline constexpr std::size_t loss_accumulator = offsetof(DeviceStepStats, loss_accumulator) / sizeof(float);
@@ -38,9 +39,10 @@ inline constexpr std::size_t loss_accumulator = offsetof(DeviceStepStats, loss_a
 
 static_assert(std::is_standard_layout_v<DeviceStepStats> && std::is_trivially_copyable_v<DeviceStepStats>);
 static_assert(sizeof(DeviceStepStats) == 10 * sizeof(float), "the buffer is ten f32 elements");
-static_assert(step_stats::reduced == 5, "the all-reduced members come first");
-static_assert(offsetof(DeviceStepStats, sigint) == offsetof(DeviceStepStats, sigterm) + sizeof(float),
-              "the two signals go up from the host in one copy");
+static_assert(step_stats::reduced == 6, "the all-reduced members come first");
+static_assert(offsetof(DeviceStepStats, sigint) == offsetof(DeviceStepStats, sigterm) + sizeof(float) &&
+                  offsetof(DeviceStepStats, sigusr1) == offsetof(DeviceStepStats, sigterm) + 2 * sizeof(float),
+              "the signals go up from the host in one copy");
 static_assert(offsetof(DeviceStepStats, exact_sum_of_squares) % alignof(double) == 0 &&
                   offsetof(DeviceStepStats, loss_accumulator) % alignof(double) == 0,
               "the device reads and writes the doubles in place");

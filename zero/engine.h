@@ -56,7 +56,7 @@ struct StepStats {
   double exposed_comm_ms = 0.0;  // time the compute stream waited for communication
   double comm_cpu_ms = 0.0;     // CPU time of the comm thread during the step (Communicator::cpu_time_ms)
   std::int64_t allocations = 0;  // memory taken from the system during the step: 0 after the first
-  int stop_signal = 0;         // the stop signal some rank received (SIGTERM over SIGINT), or 0
+  int stop_signal = 0;         // the stop signal some rank received (SIGTERM over SIGINT over SIGUSR1), or 0
 };
 
 class ZeroEngine {
@@ -71,7 +71,7 @@ class ZeroEngine {
 
   // GPT-2 initialisation from seed, identical on every rank; each rank keeps what it owns.
   void init_parameters(std::uint64_t seed);
-  // local_stop_signal: a stop signal this rank received (SIGINT/SIGTERM), or 0. It rides on the
+  // local_stop_signal: a stop signal this rank received (SIGTERM/SIGINT/SIGUSR1), or 0. It rides on the
   // step's one statistics all-reduce, so every rank learns of any rank's signal at the same step
   // without a collective of its own (StepStats::stop_signal).
   StepStats train_step(const LoadMicroBatch& load, double lr, int local_stop_signal = 0);

@@ -36,9 +36,12 @@ AgreedStatistics StepStatistics::agree(BufferView grad_shard, int micro_batches,
                                                    compute_);
   if (whole_gradient && comm.rank() != 0) fill_zero(stats_.slice(step_stats::sum_of_squares, 1), compute_);
   // The signals go up from the host through the staging buffer; the last step's read of it is over.
-  const float signals[2] = {local_stop_signal == SIGTERM ? 1.0f : 0.0f, local_stop_signal == SIGINT ? 1.0f : 0.0f};
+  const float signals[step_stats::signals] = {local_stop_signal == SIGTERM ? 1.0f : 0.0f,
+                                              local_stop_signal == SIGINT ? 1.0f : 0.0f,
+                                              local_stop_signal == SIGUSR1 ? 1.0f : 0.0f};
   std::memcpy(static_cast<char*>(host_.data()) + offsetof(DeviceStepStats, sigterm), signals, sizeof signals);
-  copy_async(stats_.slice(step_stats::sigterm, 2), host_.slice(step_stats::sigterm, 2), compute_);
+  copy_async(stats_.slice(step_stats::sigterm, step_stats::signals), host_.slice(step_stats::sigterm, step_stats::signals),
+             compute_);
 
   all_reduce = comm.all_reduce(stats_.slice(0, step_stats::reduced), ReduceOp::sum, compute_);
   if (timeline) timeline->add_collective("all_reduce grad norm, loss", all_reduce);
@@ -52,7 +55,10 @@ AgreedStatistics StepStatistics::agree(BufferView grad_shard, int micro_batches,
   agreed.sum_of_squares = whole_gradient ? record.exact_sum_of_squares : record.sum_of_squares;
   agreed.non_finite = record.non_finite != 0.0f || !std::isfinite(agreed.sum_of_squares);
   agreed.loss = static_cast<double>(record.loss) / comm.world_size();
-  agreed.stop_signal = record.sigterm > 0.0f ? SIGTERM : record.sigint > 0.0f ? SIGINT : 0;
+  agreed.stop_signal = record.sigterm > 0.0f   ? SIGTERM
+                       : record.sigint > 0.0f ? SIGINT
+                       : record.sigusr1 > 0.0f ? SIGUSR1
+                                               : 0;
   return agreed;
 }
 

@@ -18,7 +18,7 @@ struct AgreedStatistics {
   double sum_of_squares = 0.0;  // global squared gradient norm
   bool non_finite = false;      // some rank saw inf or NaN
   double loss = 0.0;            // mean over micro-batches and ranks
-  int stop_signal = 0;          // SIGTERM over SIGINT, or 0
+  int stop_signal = 0;          // SIGTERM over SIGINT over SIGUSR1, or 0
 };
 
 class StepStatistics {

@@ -14,6 +14,7 @@
 #include "runtime/cli/config_options.h"
 #include "runtime/config/config.h"
 #include "core/log.h"
+#include "core/stop_signal.h"
 #include "runtime/trace/step_range.h"
 #include "runtime/train/job_stopped.h"
 #include "runtime/train/resume_choice.h"
@@ -33,6 +34,10 @@ void declare_options(po::options_description& options) {
 }
 
 int run(const po::variables_map& options, std::ostream&) {
+  // From the start: a stop requested while the job starts up (a launcher relaying a time-limit
+  // warning, a Ctrl-C) is not the signal's default action, which would end the rank with nothing
+  // saved; the job stops after its first step with a checkpoint (run_guard.h).
+  StopSignalHandler stop_signals;
   // Every rank reads and checks the config before MPI starts, so a mistake in it is reported the
   // same way (and once per rank at worst) without any rank waiting on another.
   Config config = load_config_options(options);

@@ -23,14 +23,6 @@
 namespace zt {
 namespace {
 
-const char* signal_name(int signal) {
-  switch (signal) {
-    case SIGTERM: return "SIGTERM";
-    case SIGINT: return "SIGINT";
-    default: return "a signal";
-  }
-}
-
 // rank 0's text on every rank (two broadcasts: the length, then the bytes).
 std::string broadcast_text(MPI_Comm comm, std::string text) {
   auto length = static_cast<long long>(text.size());
@@ -161,7 +153,7 @@ std::optional<StopRequest> RunGuard::after_step(std::int64_t step, const StepSta
   if (const int signal = stats.stop_signal) {
     const bool here = StopSignalHandler::received() != 0;
     return StopRequest{StopRequest::Reason::signal, step, exit_status_for_signal(signal),
-                       fmt::format("{} received{}: stopping after step {}", signal_name(signal),
+                       fmt::format("{} received{}: stopping after step {}", stop_signal_name(signal),
                                    here ? "" : " by another rank", step)};
   }
   return std::nullopt;

@@ -3,8 +3,8 @@
 //   - at start-up, that all ranks run the same config on the same data (rank_agreement.h), and
 //     that checkpoints can be written (checkpoint_dir_check.h);
 //   - after each step, that the loss and gradients are finite (nonfinite_guard.h);
-//   - after each step, whether any rank got SIGTERM/SIGINT (stop_signal.h): the ranks agree with
-//     one 4-byte all-reduce (MAX) so they all stop after the same step.
+//   - after each step, whether any rank got SIGTERM/SIGINT/SIGUSR1 (stop_signal.h): the ranks agree with
+//     the step's own all-reduce (StepStats::stop_signal) so they all stop after the same step.
 // The checks talk over their own duplicate of the launch communicator, never over the training
 // communicator, so they cannot interleave with the engine's collectives.
 #pragma once
@@ -39,7 +39,8 @@ struct StopRequest {
 class RunGuard {
  public:
   // Collective over `launch_comm`: checks that the ranks agree (throws JobStopped on every rank
-  // when they do not) and installs the SIGTERM/SIGINT handler.
+  // when they do not). The stop signals' handler is not installed here but by the train command,
+  // before anything else (command_train.cpp): a stop requested during start-up counts too.
   RunGuard(const Config& config, MPI_Comm launch_comm);
 
   // Collective. When checkpoints are on (checkpoint.interval > 0): if any rank cannot write into
@@ -76,7 +77,6 @@ class RunGuard {
   CheckpointDirLock checkpoint_lock_;  // rank 0: held from check_checkpoint_dir to the end
   bool checkpoints_on_;
   std::int64_t last_step_;
-  StopSignalHandler signals_;
   NonFiniteGuard nonfinite_;
 };
 

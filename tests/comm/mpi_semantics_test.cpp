@@ -7,15 +7,21 @@
 #include <fstream>
 
 #include <atomic>
+#include <csignal>
 #include <chrono>
 #include <limits>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
 #include <thread>
 
+#include "comm/flight_recorder.h"
 #include "comm/make_communicator.h"
 #include "comm/mpi_communicator.h"
 #include "comm/reduction_ops.h"
 #include "core/cpu_stream.h"
 #include "core/error.h"
+#include "core/stop_signal.h"
 #include "tests/comm/comm_test_util.h"
 
 namespace zt::test {
@@ -287,18 +293,32 @@ TEST(MpiSemantics, WatchdogReportsACollectiveThatOutlivesTheTimeout) {
   }
 }
 
+// A directory rank 0 made for the records, removed once every rank's communicator (declared after
+// this) is gone: a watchdog writes its record until its communicator ends.
+struct SharedRecordDir {
+  std::string path;
+  SharedRecordDir(const std::string& name) : path(1024, '\0') {
+    if (world_rank() == 0) {
+      std::string pattern = testing::TempDir() + name + "_XXXXXX";
+      if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+      path = pattern;
+    }
+    MPI_Bcast(path.data(), static_cast<int>(path.size()), MPI_CHAR, 0, MPI_COMM_WORLD);
+    path = path.c_str();
+  }
+  ~SharedRecordDir() {
+    MPI_Barrier(MPI_COMM_WORLD);
+    std::error_code ignored;
+    if (world_rank() == 0) std::filesystem::remove_all(path, ignored);
+  }
+};
+
 // The first verdict stands: rank 0 times out first and writes flight_record/verdict.txt; when the
 // other ranks then time out too (as a frozen rank the launcher resumes would), they end pointing at
 // that verdict instead of giving their own.
 TEST(MpiSemantics, TheFirstVerdictStands) {
-  std::string dir(1024, '\0');
-  if (world_rank() == 0) {
-    std::string pattern = testing::TempDir() + "verdict_XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    dir = pattern;
-  }
-  MPI_Bcast(dir.data(), static_cast<int>(dir.size()), MPI_CHAR, 0, MPI_COMM_WORLD);
-  dir = dir.c_str();
+  const SharedRecordDir records("verdict");
+  const std::string& dir = records.path;
   std::vector<std::string> messages;
   std::mutex messages_mutex;
   CommOptions options = options_with(300ms);
@@ -327,8 +347,61 @@ TEST(MpiSemantics, TheFirstVerdictStands) {
               std::string::npos)
         << messages[0];
   }
-  MPI_Barrier(MPI_COMM_WORLD);
-  if (comm.rank() == 0) std::filesystem::remove_all(dir);
+}
+
+// A peer that is gone is not waited for while the job stops: rank 0's records directory holds a
+// record for every other rank that never changes (their communicators publish nothing, as a dead
+// rank's would). Without a stop signal rank 0 waits for them as long as the timeout allows; with
+// one, it ends within kPeerSilentWhileStopping of noticing the stop.
+TEST(MpiSemantics, APeerThatIsGoneIsNotWaitedForWhileTheJobStops) {
+  const SharedRecordDir records("gone_peer");
+  const std::string& dir = records.path;
+  std::vector<std::string> messages;
+  std::chrono::steady_clock::time_point message_at;
+  std::mutex messages_mutex;
+  CommOptions options = options_with(60s);
+  if (world_rank() == 0) options.flight_record_dir = dir;
+  MpiCommunicator comm(MPI_COMM_WORLD, Device::cpu(), options, [&](const std::string& text) {
+    std::lock_guard lock(messages_mutex);
+    messages.push_back(text);
+    message_at = std::chrono::steady_clock::now();
+  });
+  if (comm.rank() == 0) {
+    for (int r = 1; r < comm.world_size(); ++r) {
+      std::ofstream(flight_record_file(dir, options.name, r)) << flight_record_text(FlightRecord{r, unix_ms_now(), {}});
+    }
+  }
+  CpuStream compute(CpuStream::Mode::inline_on_caller);
+  Buffer data = make_buffer(Device::cpu(), DType::f32, filled(10, 1.0f));
+  const auto late = kPeerSilentWhileStopping + 1500ms;
+  // No stop pending: the others join late and rank 0 waits for them.
+  if (comm.rank() != 0) std::this_thread::sleep_for(late);
+  comm.all_reduce(data.view(), ReduceOp::sum, compute).wait();
+  {
+    std::lock_guard lock(messages_mutex);
+    EXPECT_TRUE(messages.empty()) << messages.front();
+  }
+  // A stop pending on rank 0: the same wait ends with a verdict naming rank 1.
+  std::optional<StopSignalHandler> stop;
+  if (comm.rank() == 0) {
+    stop.emplace();
+    std::raise(SIGTERM);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  if (comm.rank() != 0) std::this_thread::sleep_for(late);
+  comm.all_reduce(data.view(), ReduceOp::sum, compute).wait();
+  std::lock_guard lock(messages_mutex);
+  if (comm.rank() == 0) {
+    ASSERT_EQ(messages.size(), 1u);
+    EXPECT_NE(messages[0].find("comm: rank 1 is gone: its flight record"), std::string::npos) << messages[0];
+    EXPECT_NE(messages[0].find("while the job stops on SIGTERM and all_reduce(sum) #2"), std::string::npos)
+        << messages[0];
+    // Given after the allowance and before the late ranks came (the test's handler does not exit).
+    EXPECT_GE(message_at - start, kPeerSilentWhileStopping);
+    EXPECT_LT(message_at - start, late - 500ms);
+  } else {
+    EXPECT_TRUE(messages.empty());
+  }
 }
 
 // Timeouts far beyond any job (comm.timeout_s: 1e16, or the largest duration) once wrapped around

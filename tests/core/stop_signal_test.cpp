@@ -1,4 +1,5 @@
-// The stop-signal handler in a real process: a second signal ends it at once; once a stop is
+// The stop-signal handler in a real process: a second signal ends it at once, copies of the first
+// arriving together count once, SIGUSR1 (a launcher's relay) is a stop too; once a stop is
 // pending, a log line never blocks on a stderr pipe nobody reads (as mpirun's, once it has begun
 // to stop a job), so the rank reaches its final checkpoint.
 #include <gtest/gtest.h>
@@ -22,13 +23,32 @@ TEST(StopSignal, TheFirstSignalIsRecorded) {
   EXPECT_EQ(StopSignalHandler::received(), SIGTERM);
 }
 
+TEST(StopSignal, SigUsr1IsAStopRequest) {
+  StopSignalHandler handler;
+  std::raise(SIGUSR1);
+  EXPECT_EQ(StopSignalHandler::received(), SIGUSR1);
+  EXPECT_EQ(stop_signal_name(SIGUSR1), "SIGUSR1");
+  EXPECT_EQ(StopRequested(SIGUSR1).exit_code(), 138);
+}
+
+TEST(StopSignal, CopiesArrivingTogetherCountOnce) {
+  StopSignalHandler handler;
+  std::raise(SIGINT);
+  std::raise(SIGINT);  // as `timeout -s INT` sends it to the process and to its group
+  std::raise(SIGUSR1);  // and a launcher relays it
+  EXPECT_EQ(StopSignalHandler::received(), SIGINT);
+}
+
 TEST(StopSignalDeathTest, ASecondSignalEndsTheProcess) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(
       {
         StopSignalHandler handler;
         std::raise(SIGTERM);
+        sleep(1);
+        usleep(100'000);
         std::raise(SIGTERM);
+        std::_Exit(0);
       },
       testing::KilledBySignal(SIGTERM), "");
 }

@@ -48,12 +48,12 @@ pass "max restarts"
 
 # no restart on a bad config or data (1), a usage error (2), a non-finite loss (4), nor on
 # 130/143 (interrupted/terminated): the same command would fail the same way, or was stopped.
-for status in 1 2 4 130 143; do
+for status in 1 2 4 130 138 143; do
   run_job 99 "$status" --backoff 0 -- "$TMP/job.sh" train
   assert_eq "$rc" "$status" "exit status for a job exiting $status"
   assert_eq "$attempts" 1 "attempts for a job exiting $status"
 done
-pass "stops on 1, 2, 4, 130, 143"
+pass "stops on 1, 2, 4, 130, 138, 143"
 
 # backoff: 1 s then 2 s before the two restarts (doubling).
 start=$SECONDS
@@ -62,12 +62,15 @@ run_job 3 137 --backoff 1 -- "$TMP/job.sh" train
 assert_contains "$(cat "$TMP/err")" "in 2s"
 pass "exponential backoff"
 
-# INT to the loop while the job runs: the job is stopped, no restart, exit 130.
+# INT to the loop while the job runs: the job is asked to stop with SIGUSR1 (what mpirun and srun
+# pass on to the ranks), no restart, exit 130.
 cat >"$TMP/sleeper.sh" <<'JOB'
 #!/usr/bin/env bash
 echo "$*" >>"$LOG"
 echo $$ >"$PIDFILE"
-exec sleep 60
+trap 'echo "got USR1" >>"$LOG.signals"; kill $!; exit 138' USR1
+sleep 60 &
+wait
 JOB
 chmod +x "$TMP/sleeper.sh"
 : >"$TMP/log"
@@ -84,4 +87,5 @@ assert_eq "$rc" 130 "exit status after INT"
 ((SECONDS - start < 10)) || fail "auto-resume took $((SECONDS - start)) s to stop after INT"
 assert_eq "$(wc -l <"$TMP/log")" 1 "attempts after INT"
 ! kill -0 "$(cat "$TMP/pid")" 2>/dev/null || fail "the job (pid $(cat "$TMP/pid")) still runs after INT"
-pass "INT stops the job and the loop"
+assert_eq "$(cat "$TMP/log.signals" 2>/dev/null)" "got USR1" "the signal the job got"
+pass "INT stops the job (relayed as USR1) and the loop"

@@ -81,3 +81,91 @@ interrupt_after 3 TERM ranks --set checkpoint.interval=0
 assert_eq "$rc" 143 "exit status with checkpoints off"
 assert_contains "$out" "no final checkpoint written (checkpoint.interval is 0); no checkpoint was saved in run/checkpoints"
 pass "SIGTERM with checkpoint.interval 0: stopped, no checkpoint, said so"
+
+# (5) SIGUSR1, the stop a launcher relays (launch/zt-run, auto-resume.sh, slurm.sbatch; mpirun and
+# srun pass it on): the same stop, exit 138.
+interrupt_after 3 USR1 ranks
+assert_eq "$rc" 138 "exit status when every rank got SIGUSR1"
+line=$(grep "SIGUSR1 received: stopping after step" <<<"$out") || fail "no stop line; output:"$'\n'"$out"
+step=$(sed -E 's/.*stopping after step ([0-9]+);.*/\1/' <<<"$line")
+ckpt=$(printf 'run/checkpoints/step_%08d' "$step")
+assert_contains "$line" "final checkpoint $ckpt written; continue with --resume auto; exit status 138"
+[[ -f $ckpt/COMPLETE ]] || fail "$ckpt is not a complete checkpoint"
+pass "SIGUSR1 to the ranks: stopped after step $step, exit 138, $ckpt complete"
+
+# (6) A peer that is gone while the job stops is not waited for: rank 1 frozen (SIGSTOP, so its
+# flight record stands still as a dead rank's would), then SIGTERM to rank 0. Rank 0 cannot finish
+# the step without rank 1; it ends within seconds (comm.timeout_s is 60 here), naming rank 1.
+rm -rf run
+start_job 2 job.log "$ZEROTRAIN" train --config config.yaml "${LONG[@]}" --set comm.timeout_s=60
+wait_for_step run/metrics.jsonl 3
+mpirun_pid=$(pgrep -P "$job_pid")
+rank_of() { for p in $(rank_pids "$mpirun_pid"); do grep -qxz "OMPI_COMM_WORLD_RANK=$1" "/proc/$p/environ" && echo "$p"; done; }
+rank0=$(rank_of 0) rank1=$(rank_of 1)
+kill -STOP "$rank1"
+sent=$(now_ms)
+kill -TERM "$rank0"
+rc=0
+wait "$job_pid" || rc=$?
+stop_ms=$(($(now_ms) - sent))
+out=$(cat job.log)
+assert_eq "$rc" 3 "mpirun's exit status (rank 0's watchdog)"
+assert_contains "$out" "comm: rank 1 is gone: its flight record"
+assert_contains "$out" "while the job stops on SIGTERM"
+assert_at_most "$stop_ms" 15000 "ms from SIGTERM to the end with rank 1 gone"
+pass "rank 1 gone during the stop: rank 0 ended after $stop_ms ms (comm.timeout_s 60), naming it"
+echo "timing: gone_peer ${stop_ms}ms"
+
+# (7) launch/zt-run, sent SIGINT (Ctrl-C; `timeout -s INT`) or SIGTERM: it relays SIGUSR1 through
+# mpirun (which would kill the ranks within a second of a SIGINT/SIGTERM of its own), the ranks
+# write their final checkpoint, and zt-run exits 130 or 143 as the shell would for its signal.
+for signal in INT TERM; do
+  rm -rf run
+  ZT_BIN="$ZEROTRAIN" timeout -k 5 120 "$REPO/launch/zt-run" -n 2 -- train --config config.yaml "${LONG[@]}" >job.log 2>&1 &
+  job_pid=$!
+  BACKGROUND_PIDS+=("$job_pid")
+  wait_for_step run/metrics.jsonl 3
+  zt_run_pid=$(pgrep -P "$job_pid")
+  kill -s "$signal" "$zt_run_pid"
+  rc=0
+  wait "$job_pid" || rc=$?
+  out=$(cat job.log)
+  assert_eq "$rc" $((128 + $(kill -l "$signal"))) "zt-run's exit status after SIG$signal"
+  assert_contains "$out" "zt-run: got SIG$signal: asking every rank to stop"
+  line=$(grep "SIGUSR1 received: stopping after step" <<<"$out") || fail "no stop line; output:"$'\n'"$out"
+  step=$(sed -E 's/.*stopping after step ([0-9]+);.*/\1/' <<<"$line")
+  ckpt=$(printf 'run/checkpoints/step_%08d' "$step")
+  [[ -f $ckpt/COMPLETE ]] || fail "$ckpt is not a complete checkpoint after SIG$signal to zt-run"
+  pass "SIG$signal to zt-run: the ranks stopped after step $step, $ckpt complete, exit $rc"
+done
+
+# (8) A stop requested while the job starts up is not the signal's default action, which would end
+# the ranks with nothing saved (as a requeued job whose time-limit warning comes early would be):
+# the ranks catch SIGUSR1 before MPI starts (no socket open yet when they first do), and a stop
+# sent then ends the job after step 1 with a checkpoint.
+rm -rf run
+start_job 2 job.log "$ZEROTRAIN" train --config config.yaml "${LONG[@]}"
+sockets() { find "/proc/$1/fd" -lname 'socket:*' 2>/dev/null | wc -l; }
+caught() { local mask; mask=$(awk '/^SigCgt:/ {print $2}' "/proc/$1/status" 2>/dev/null) && (((16#$mask >> 9) & 1)); }
+ranks=() early=""
+for _ in $(seq 1 2000); do
+  if [[ ${#ranks[@]} -lt 2 ]]; then
+    mpirun_pid=$(pgrep -P "$job_pid" || true)
+    [[ -n "$mpirun_pid" ]] && ranks=($(rank_pids "$mpirun_pid"))
+  fi
+  for p in "${ranks[@]}"; do
+    if [[ $(sockets "$p") -eq 0 ]] && caught "$p"; then early=$p; break; fi
+  done
+  [[ -z "$early" ]] || break
+  sleep 0.001
+done
+[[ -n "$early" ]] || fail "no rank was seen catching SIGUSR1 before it opened a socket (MPI)"
+for _ in $(seq 1 1000); do [[ ${#ranks[@]} -eq 2 ]] && caught "${ranks[0]}" && caught "${ranks[1]}" && break; sleep 0.001; done
+[[ ! -s run/metrics.jsonl ]] || fail "the first step was done before the ranks could be signalled"
+kill -USR1 "${ranks[@]}"
+rc=0
+wait "$job_pid" || rc=$?
+out=$(cat job.log)
+assert_eq "$rc" 138 "exit status after SIGUSR1 during start-up"
+assert_contains "$out" "SIGUSR1 received: stopping after step 1; final checkpoint run/checkpoints/step_00000001 written"
+pass "SIGUSR1 during start-up (before MPI): stopped after step 1 with a checkpoint"

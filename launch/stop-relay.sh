@@ -1,0 +1,63 @@
+# shellcheck shell=bash
+# stop-relay.sh — sourced by zt-run, auto-resume.sh and slurm.sbatch: how a stop signal sent to a
+# launch script reaches the ranks.
+#
+# mpirun and srun, sent SIGINT or SIGTERM themselves, kill the ranks within a second (mpirun) or at
+# once (srun): too soon for a final checkpoint. Both pass SIGUSR1 on to every rank untouched, and
+# the ranks take it as a stop request (core/stop_signal.h). So a launch script runs its job in the
+# background, catches INT, TERM, HUP and USR1, and relays the first as SIGUSR1; a second one, a
+# second or more later, as SIGTERM (the user insists). Copies of one signal that arrive together
+# count once: `timeout -s INT` and a terminal's Ctrl-C signal the whole process group, so a script
+# and its parent or child may each get the same signal.
+#
+# Use: relay_start CMD... (runs it in the background), then relay_wait; relay_signal names the
+# first signal caught ("" if none), relay_status is the job's exit status.
+
+relay_signal="" relay_child="" relay_caught=0 relay_first_ns=0 relay_status=0
+relay_message="asking the job to stop after its step and write a final checkpoint (again to kill it)"
+
+relay_on() {
+  local now
+  now=$(date +%s%N)
+  relay_caught=1
+  if [[ -z "$relay_signal" ]]; then
+    relay_signal=$1 relay_first_ns=$now
+    echo "${PROG:-launch}: got SIG$1: $relay_message" >&2
+    [[ -z "$relay_child" ]] || kill -USR1 "$relay_child" 2>/dev/null || true
+  elif ((now - relay_first_ns >= 1000000000)); then
+    [[ -z "$relay_child" ]] || kill -TERM "$relay_child" 2>/dev/null || true
+  fi
+}
+
+for relay_sig in INT TERM HUP USR1; do
+  # shellcheck disable=SC2064  # the signal's name is fixed now
+  trap "relay_on $relay_sig" "$relay_sig"
+done
+unset relay_sig
+
+# relay_start CMD...: the job in the background (with this function's stdin, which a background
+# job would otherwise lose); a signal already caught goes to it at once.
+relay_start() {
+  "$@" <&0 &
+  relay_child=$!
+  [[ -z "$relay_signal" ]] || kill -USR1 "$relay_child" 2>/dev/null || true
+}
+
+# relay_wait: until the job ends; its status in relay_status.
+relay_wait() {
+  while :; do
+    relay_caught=0 relay_status=0
+    wait "$relay_child" || relay_status=$?
+    [[ $relay_caught -eq 1 ]] || break
+    # A trapped signal ended `wait` early (status 128 + signal), or came after the job ended.
+    if kill -0 "$relay_child" 2>/dev/null; then continue; fi
+    local again=0
+    wait "$relay_child" 2>/dev/null || again=$?
+    [[ $again -eq 127 ]] || relay_status=$again
+    break
+  done
+  relay_child=""
+}
+
+# The shell's exit status for the signal caught (130 for INT, 143 for TERM).
+relay_signal_status() { echo $((128 + $(kill -l "$relay_signal"))); }
