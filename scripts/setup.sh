@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs every Debian package zerotrain needs to build, test and run.
+# Installs every Debian package zerotrain needs to build and run; with --tests also what only the
+# test suite uses (Slurm and munge: the Slurm tests start their own cluster in network namespaces).
 # Idempotent: packages already present are left alone, so a second run is quick.
 set -euo pipefail
 
@@ -15,6 +16,9 @@ packages=(
   iproute2
   python3-venv
 )
+if [[ "${1:-}" == --tests ]]; then
+  packages+=(slurmctld slurmd slurm-client munge)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -10,6 +10,7 @@
 # Exit code 0 only when every build and every test passed. ZT_CI_SKIP_EXTRA_BUILDS=1 skips the two.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bash scripts/setup.sh --tests
 bash scripts/build.sh -DZT_WERROR=ON
 bash scripts/setup-python.sh
 ctest --test-dir build --output-on-failure -j 2 --timeout 600

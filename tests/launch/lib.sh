@@ -25,3 +25,4 @@ require_netns() {
   if [[ $rc -eq 77 ]]; then echo "SKIP: $reason"; exit 77; fi
   [[ $rc -eq 0 ]] || fail "netns-hosts.sh check exited $rc: $reason"
 }
+assert_at_most() { (($1 <= $2)) || fail "${3:-value}: $1 is more than $2"; }
