@@ -7,11 +7,13 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <thread>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/log.h"
 #include "core/safe_file.h"
 
 namespace zt {
@@ -57,6 +59,63 @@ CheckpointDirLock CheckpointDirLock::take(const std::filesystem::path& dir, std:
   ::gethostname(host.data(), host.size() - 1);
   const std::string who = fmt::format("pid {} on host {}", ::getpid(), host.data());
   if (::ftruncate(lock.fd_, 0) == 0) (void)::pwrite(lock.fd_, who.data(), who.size(), 0);
+  return lock;
+}
+
+namespace {
+std::filesystem::path rank_lock_path(const std::filesystem::path& dir) { return dir / ".zerotrain.ranks"; }
+}  // namespace
+
+std::string CheckpointDirLock::wait_for_earlier_ranks(const std::filesystem::path& dir,
+                                                      std::chrono::milliseconds limit) {
+  std::error_code error;
+  if (!std::filesystem::is_directory(dir, error)) return "";
+  {
+    // A run that is alive holds the directory's lock: this run is refused with its pid and host
+    // (take), not kept waiting for its ranks.
+    std::string held_by;
+    if (take(dir, held_by).fd_ < 0) return "";
+  }
+  CheckpointDirLock lock;
+  try {
+    lock.fd_ = open_no_follow(rank_lock_path(dir), O_RDWR | O_CREAT);
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  const auto start = std::chrono::steady_clock::now();
+  bool said = false;
+  while (::flock(lock.fd_, LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK) return fmt::format("{}: cannot lock: {}", rank_lock_path(dir).string(), std::strerror(errno));
+    const auto waited = std::chrono::steady_clock::now() - start;
+    if (waited >= limit)
+      return fmt::format("processes of an earlier run still hold {} after {} s (ranks that outlived their launcher, "
+                         "perhaps on other nodes): end them, or give this run another checkpoint.dir",
+                         rank_lock_path(dir).string(), std::chrono::duration_cast<std::chrono::seconds>(limit).count());
+    if (!said && waited >= std::chrono::milliseconds(500)) {
+      log::info("checkpoint.dir: waiting for the ranks of an earlier run to end (they hold {})",
+                rank_lock_path(dir).string());
+      said = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (said)
+    log::info("checkpoint.dir: the earlier run's ranks ended after {:.1f} s",
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  return "";  // the exclusive lock goes with `lock`
+}
+
+CheckpointDirLock CheckpointDirLock::take_rank_share(const std::filesystem::path& dir, std::string& problem) {
+  CheckpointDirLock lock;
+  try {
+    lock.fd_ = open_no_follow(rank_lock_path(dir), O_RDWR | O_CREAT);
+  } catch (const UserError& e) {
+    problem = e.what();
+    return lock;
+  }
+  if (::flock(lock.fd_, LOCK_SH) != 0) {
+    problem = fmt::format("{}: cannot lock: {}", rank_lock_path(dir).string(), std::strerror(errno));
+    ::close(std::exchange(lock.fd_, -1));
+  }
   return lock;
 }
 

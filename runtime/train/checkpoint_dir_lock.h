@@ -3,8 +3,14 @@
 // training job holds an exclusive lock (flock) on <dir>/.zerotrain.lock for its whole life; a
 // second run is refused at start-up with the holder's process and host. The lock goes with the
 // process, however it ends; the file stays, empty of meaning until the next run locks it.
+//
+// Every rank also holds a shared lock on <dir>/.zerotrain.ranks for its life, and a new run's rank
+// 0 waits until nobody holds it before the run reads the directory: ranks of an earlier attempt
+// outlive their launcher by a second or two (remote ranks, after mpirun has returned), and a
+// restart must not resume, or allocate a GPU, while they still run.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <string>
 
@@ -20,6 +26,13 @@ class CheckpointDirLock {
   // Takes the lock of `dir` (which exists), or returns one that holds nothing and sets `problem`
   // to why: another run holds it ("held by pid 1234 on host n1"), or the lock file cannot be opened.
   static CheckpointDirLock take(const std::filesystem::path& dir, std::string& problem);
+
+  // Rank 0, before the run reads `dir`: waits up to `limit` until no process holds its ranks lock
+  // (logging once when it has to wait). "" when free (or `dir` does not exist yet), else why not.
+  static std::string wait_for_earlier_ranks(const std::filesystem::path& dir, std::chrono::milliseconds limit);
+  // Every rank: the shared ranks lock of `dir` (which exists), held until destroyed; `problem`
+  // says why it could not be taken.
+  static CheckpointDirLock take_rank_share(const std::filesystem::path& dir, std::string& problem);
 
  private:
   int fd_ = -1;

@@ -54,6 +54,15 @@ RunGuard::RunGuard(const Config& config, MPI_Comm launch_comm)
       nonfinite_(config.train.on_nonfinite, config.train.max_consecutive_nonfinite,
                  config.precision.dtype == DType::f16) {
   ZT_MPI_CHECK(MPI_Comm_rank(comm_.get(), &rank_));
+  // Before anything reads checkpoint.dir (the agreement looks for the checkpoint to resume).
+  std::string earlier;
+  if (rank_ == 0) earlier = CheckpointDirLock::wait_for_earlier_ranks(checkpoint_root(config), kEarlierRanksWait);
+  earlier = broadcast_text(comm_.get(), earlier);
+  if (!earlier.empty()) {
+    const std::string message = fmt::format("checkpoint.dir: {}", earlier);
+    if (rank_ == 0) log::error("{}", message);
+    throw JobStopped(kExitCheckpointDirUnusable, message);
+  }
   check_ranks_agree(comm_.get(), config);
 }
 
@@ -97,7 +106,8 @@ void RunGuard::check_checkpoint_dir(const std::filesystem::path& dir, std::uint6
   if (rank_ == 0)
     if (std::optional<std::string> warning = checkpoint_space_warning(dir, checkpoint_bytes))
       log::warn("checkpoint.dir: {}", *warning);
-  // Rank 0 holds the directory's lock for the run's life (checkpoint_dir_lock.h).
+  // Rank 0 holds the directory's lock for the run's life, every rank its share of the ranks lock
+  // (checkpoint_dir_lock.h).
   std::string locked_by;
   if (rank_ == 0) checkpoint_lock_ = CheckpointDirLock::take(dir, locked_by);
   locked_by = broadcast_text(comm_.get(), locked_by);
@@ -106,6 +116,9 @@ void RunGuard::check_checkpoint_dir(const std::filesystem::path& dir, std::uint6
     if (rank_ == 0) log::error("{}", message);
     throw JobStopped(kExitCheckpointDirUnusable, message);
   }
+  std::string share_problem;
+  rank_share_ = CheckpointDirLock::take_rank_share(dir, share_problem);
+  if (!share_problem.empty()) log::warn("checkpoint.dir: {}; a restart will not wait for this rank", share_problem);
 }
 
 ResumeChoice RunGuard::agree_on_resume(const std::function<ResumeChoice()>& decide) {

@@ -11,6 +11,7 @@
 
 #include <mpi.h>
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -36,10 +37,15 @@ struct StopRequest {
   bool save_checkpoint() const { return reason == Reason::signal; }  // a non-finite state is not worth saving
 };
 
+// How long a new run waits for the ranks of an earlier run to end (checkpoint_dir_lock.h): they
+// end a second or two after their launcher; far longer, they are not ending by themselves.
+inline constexpr std::chrono::seconds kEarlierRanksWait{60};
+
 class RunGuard {
  public:
-  // Collective over `launch_comm`: checks that the ranks agree (throws JobStopped on every rank
-  // when they do not). The stop signals' handler is not installed here but by the train command,
+  // Collective over `launch_comm`: rank 0 waits up to kEarlierRanksWait for the ranks of an
+  // earlier run on checkpoint.dir to end (checkpoint_dir_lock.h), then checks that the ranks agree
+  // (throws JobStopped on every rank when they do not, or when the earlier ranks live on). The stop signals' handler is not installed here but by the train command,
   // before anything else (command_train.cpp): a stop requested during start-up counts too.
   RunGuard(const Config& config, MPI_Comm launch_comm);
 
@@ -75,6 +81,7 @@ class RunGuard {
   MpiComm comm_;
   int rank_ = 0;
   CheckpointDirLock checkpoint_lock_;  // rank 0: held from check_checkpoint_dir to the end
+  CheckpointDirLock rank_share_;       // every rank: its share of the ranks lock, from then to the end
   bool checkpoints_on_;
   std::int64_t last_step_;
   NonFiniteGuard nonfinite_;

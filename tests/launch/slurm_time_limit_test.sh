@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # A training job longer than its Slurm time limit continues by itself to the last step, under a
 # real Slurm (tests/launch/slurm-cluster.sh: 2 nodes in namespaces), through launch/slurm.sbatch:
-# Slurm's time-limit warning (--signal=B:USR1@50 on a 2-minute limit) reaches the batch script,
+# Slurm's time-limit warning (--signal=B:USR1@80 on a 2-minute limit) reaches the batch script,
 # the ranks write a final checkpoint, the script requeues the job, the next attempt resumes
 # (--resume auto) in the same log (--open-mode=append), and the last step's loss equals that of
 # the same run uninterrupted, bit for bit.
 # slurmctld tests limits every 30 s: the warning goes out at the first test that finds at most
-# 50 + 30 s left, 40-70 s after an attempt starts. The run is sized to about 80 s of steps at the
-# pace measured here, so that the first attempt cannot finish and the second can.
+# 80 + 30 s left, 10-40 s after an attempt starts. The run is sized to about 60 s of steps at the
+# pace measured here, so that the first attempt cannot finish even 1.5 times faster.
 # Exit 77 (CTest skip) without namespaces, root or Slurm/munge.
 # usage: slurm_time_limit_test.sh ZEROTRAIN_BIN REPO
 source "$(dirname "$0")/lib.sh"
@@ -25,18 +25,18 @@ run_srun() {
 }
 
 # The pace of steps here (the mean step time of a short run, start-up left out), then the
-# uninterrupted reference of about 80 s.
+# uninterrupted reference of about 60 s.
 run_srun pace 1500
 step_ms=$(python3 -c 'import json,sys
 t=[json.loads(l)["step_ms"] for l in open(sys.argv[1]) if "step_ms" in l][1:]
 print(sum(t)/len(t))' "$TMP/pace/metrics.jsonl")
-steps_total=$(python3 -c "print(max(2000, int(80000 / $step_ms)))")
+steps_total=$(python3 -c "print(max(2000, int(60000 / $step_ms)))")
 run_srun reference "$steps_total"
 pass "reference: $steps_total steps uninterrupted in $ms ms"
 
 JOBLOG="$TMP/limited.out"
 id=$(cd "$TMP" && ZT_REPO="$REPO" ZT_BIN="$BIN" slurm sbatch --parsable --nodes=2 --ntasks-per-node=1 \
-  --time=2 --signal=B:USR1@50 --chdir="$TMP" --output="$JOBLOG" "$REPO/launch/slurm.sbatch" "${JOB[@]}" \
+  --time=2 --signal=B:USR1@80 --chdir="$TMP" --output="$JOBLOG" "$REPO/launch/slurm.sbatch" "${JOB[@]}" \
   --set "train.steps=$steps_total" --set "logging.run_dir=$TMP/limited" --set "checkpoint.dir=$TMP/limited/checkpoints")
 [[ "$id" =~ ^[0-9]+$ ]] || fail "sbatch printed no job id: $id"
 start=$SECONDS

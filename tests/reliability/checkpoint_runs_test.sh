@@ -7,7 +7,8 @@
 # (mpirun -wdir, so that the relative checkpoint.dir differs while the config is the same) stop
 # before step 1 when resuming (rank 1 lacks the checkpoint rank 0 resumes from) and when starting
 # fresh (rank 1 does not see rank 0's files); (5) two runs at once on one directory: the second is
-# refused, the first keeps the directory until it ends.
+# refused, the first keeps the directory until it ends; (7) a restart waits for ranks of the earlier
+# run that are still ending.
 # usage: checkpoint_runs_test.sh ZEROTRAIN REPO MPIEXEC [FLAGS...]
 source "$(dirname "$0")/lib.sh"
 make_job
@@ -127,3 +128,21 @@ assert_contains "$out" "model.init_from hf_weights has no config.json (moved or 
 assert_contains "$out" "resumed from init_run/checkpoints/step_00000004"
 assert_contains "$out" "step 6/6"
 pass "a run from model.init_from resumes with the checkpoint's shape after the Hugging Face directory is gone"
+
+# (7) Ranks of an earlier attempt that outlive their launcher (remote ranks, a second or two after
+# mpirun) still hold their share of <checkpoint.dir>/.zerotrain.ranks: a restart waits until they
+# are gone before it reads the directory. Here a process holds a share for 3 s.
+rm -rf run
+train --set train.steps=2 --set checkpoint.interval=2
+assert_eq "$rc" 0 "exit status of the first attempt; output: $out"
+flock -s run/checkpoints/.zerotrain.ranks sleep 3 &
+holder=$!
+BACKGROUND_PIDS+=("$holder")
+sleep 0.3
+train --set train.steps=4 --set checkpoint.interval=2 --resume auto
+assert_eq "$rc" 0 "exit status of the restart; output: $out"
+assert_contains "$out" "checkpoint.dir: waiting for the ranks of an earlier run to end (they hold run/checkpoints/.zerotrain.ranks)"
+assert_contains "$out" "checkpoint.dir: the earlier run's ranks ended after"
+assert_contains "$out" "resumed from run/checkpoints/step_00000002"
+((ms >= 2500)) || fail "the restart took $ms ms: it did not wait for the holder"
+pass "a restart waited for the earlier run's ranks ($ms ms), then resumed"
