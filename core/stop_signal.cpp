@@ -31,8 +31,9 @@ volatile long long g_received_at_ns = 0;
 extern "C" void record_stop_signal(int signal) {
   if (g_received != 0) {
     // Copies of one request arrive together (a Ctrl-C or `timeout` signals a whole process group,
-    // a launcher relays it too): they count once.
-    if (monotonic_ns() - g_received_at_ns < 1'000'000'000) return;
+    // a launcher relays it too): they count once. SIGUSR1 never insists: it is the launchers'
+    // relay, which mpirun may deliver more than once (they insist with SIGTERM).
+    if (signal == SIGUSR1 || monotonic_ns() - g_received_at_ns < 1'000'000'000) return;
     // The second request: give up on stopping cleanly. Both calls are async-signal-safe.
     std::signal(signal, SIG_DFL);
     std::raise(signal);

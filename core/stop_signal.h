@@ -8,7 +8,8 @@
 // the step loop looks at it once per step, the ranks agree on it (run_guard.h), write a final
 // checkpoint and exit. A second stop signal, a second or more after the first, gets the default
 // action (the process ends at once), so a user who insists is never stuck behind a slow save;
-// copies arriving together (a process group signalled, a launcher relaying) count once. Once a stop
+// copies arriving together (a process group signalled, a launcher relaying) count once, and a
+// repeated SIGUSR1 (a relay, which mpirun may deliver twice) never ends it. Once a stop
 // is pending, a log line that finds a stderr pipe full waits a bounded time and is then dropped
 // (mpirun stops relaying output before it signals the ranks): the checkpoint comes first.
 //

@@ -39,6 +39,15 @@ TEST(StopSignal, CopiesArrivingTogetherCountOnce) {
   EXPECT_EQ(StopSignalHandler::received(), SIGINT);
 }
 
+TEST(StopSignal, ARepeatedRelayNeverEndsTheProcess) {
+  StopSignalHandler handler;
+  std::raise(SIGUSR1);
+  sleep(1);
+  usleep(100'000);
+  std::raise(SIGUSR1);  // a relay delivered twice, later than the 1 s copies get
+  EXPECT_EQ(StopSignalHandler::received(), SIGUSR1);
+}
+
 TEST(StopSignalDeathTest, ASecondSignalEndsTheProcess) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(
