@@ -72,6 +72,9 @@ void Watchdog::publish_record(std::chrono::steady_clock::time_point now) {
   if (!ok || error) {
     log::warn("comm: cannot write the flight record {} ({}); timeouts will not say what the other ranks did",
               file.string(), error ? error.message() : std::strerror(errno));
+    // A record that stands still would make this rank look gone to a stopping peer: none at all
+    // proves nothing (gone_peer).
+    std::filesystem::remove(file, error);
     record_files_.dir.clear();  // once is enough
     return;
   }
@@ -146,14 +149,21 @@ void Watchdog::give_verdict(const std::string& message) {
   handler_(message);
 }
 
-std::string Watchdog::gone_peer(const detail::WorkState& waiting, std::chrono::steady_clock::time_point now) {
-  // This rank's own record must be fresh: when the file system stalls, every record stands still.
-  if (now - published_at_ > std::chrono::seconds(2)) return "";
+std::string Watchdog::gone_peer(const detail::WorkState& waiting, std::chrono::steady_clock::time_point now,
+                                bool stalled) {
   const auto ranks = static_cast<std::size_t>(record_files_.world_size);
-  if (peer_changed_at_.size() != ranks) {  // the first look: every peer gets the full allowance from now
+  // The first look, or this rank itself stalled (its own record's write was slow: the file system
+  // stalls, and every record stands still; or the process was stopped): every peer gets the full
+  // allowance from now.
+  if (peer_changed_at_.size() != ranks || stalled) {
     peer_written_ms_.assign(ranks, -1);
     peer_changed_at_.assign(ranks, now);
+    peers_read_at_ = now;
+    return "";
   }
+  // Once a second is enough for an allowance of seconds, and spares a shared file system.
+  if (now - peers_read_at_ < std::chrono::seconds(1)) return "";
+  peers_read_at_ = now;
   const std::vector<std::optional<FlightRecord>> records = read_records(record_files_);
   for (std::size_t r = 0; r < ranks; ++r) {
     const std::int64_t written = records[r] ? records[r]->written_ms : -1;
@@ -194,7 +204,8 @@ void Watchdog::loop() {
     std::vector<std::shared_ptr<detail::WorkState>> overdue;
     std::shared_ptr<detail::WorkState> waiting;  // the oldest collective still running
     auto now = std::chrono::steady_clock::now();
-    if (now - last_poll > stopped_gap) resumed_at = now;
+    const bool was_stopped = now - last_poll > stopped_gap;
+    if (was_stopped) resumed_at = now;
     last_poll = now;
     std::erase_if(pending_, [&](const std::shared_ptr<detail::WorkState>& work) {
       bool completed = true;
@@ -220,7 +231,10 @@ void Watchdog::loop() {
     if (!unhealthy.empty()) give_verdict(unhealthy);
     if (!silenced) publish_record(now);
     if (waiting && overdue.empty() && !silenced && !record_files_.dir.empty() && StopSignalHandler::received() != 0) {
-      if (std::string gone = gone_peer(*waiting, now); !gone.empty()) give_verdict(gone + flight_report(*waiting));
+      const auto after_publish = std::chrono::steady_clock::now();
+      const bool stalled = was_stopped || after_publish - now > std::chrono::seconds(1);
+      if (std::string gone = gone_peer(*waiting, after_publish, stalled); !gone.empty())
+        give_verdict(gone + flight_report(*waiting));
     }
     for (const auto& work : overdue) {
       auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(now - work->started_at());

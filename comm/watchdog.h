@@ -16,7 +16,7 @@
 // and they would otherwise wait on the dead rank until Slurm's KillWait ends them. Records are
 // rewritten every second by a live rank's watchdog, whatever its main thread does (a long
 // checkpoint write included); a collective still waiting while a peer's record has not changed for
-// kPeerSilentWhileStopping ends the rank at once. Only while stopping: a shared file system that
+// kPeerSilentWhileStopping ends the rank then. Only while stopping: a shared file system that
 // stalls for a few seconds must not end a healthy run.
 #pragma once
 
@@ -36,8 +36,9 @@
 namespace zt {
 
 // How long a peer's record may stand still, while the job stops and a collective waits, before the
-// peer counts as gone: five missed heartbeats.
-inline constexpr std::chrono::seconds kPeerSilentWhileStopping{5};
+// peer counts as gone: ten missed heartbeats (a peer's heartbeat may queue behind its final
+// checkpoint's writes on a shared file system), still well below Slurm's default KillWait (30 s).
+inline constexpr std::chrono::seconds kPeerSilentWhileStopping{10};
 
 class Watchdog {
  public:
@@ -79,7 +80,8 @@ class Watchdog {
   void give_verdict(const std::string& message);
   // While a stop signal is pending: the verdict when a peer's record stood still for
   // kPeerSilentWhileStopping while `waiting` waits, or "".
-  std::string gone_peer(const detail::WorkState& waiting, std::chrono::steady_clock::time_point now);
+  // `stalled`: this rank itself stalled since the last look (stopped, or its own write was slow).
+  std::string gone_peer(const detail::WorkState& waiting, std::chrono::steady_clock::time_point now, bool stalled);
 
   const std::chrono::milliseconds timeout_;
   const TimeoutHandler handler_;
@@ -96,6 +98,7 @@ class Watchdog {
   // Per peer, while stopping: its record's time as last read, and when this rank saw it change.
   std::vector<std::int64_t> peer_written_ms_;
   std::vector<std::chrono::steady_clock::time_point> peer_changed_at_;
+  std::chrono::steady_clock::time_point peers_read_at_{};
   std::thread thread_;
 };
 

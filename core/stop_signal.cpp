@@ -39,8 +39,10 @@ extern "C" void record_stop_signal(int signal) {
     std::raise(signal);
     return;
   }
-  g_received = signal;
+  // The time first: a handler running at the same moment on another thread that finds the signal
+  // set also finds its time (the mask below keeps this one from being interrupted by the others).
   g_received_at_ns = monotonic_ns();
+  g_received = signal;
   // mpirun, sent SIGTERM, stops relaying the ranks' output, signals them a second later and kills
   // them a second after that: a rank whose log write blocks on the full pipe would never reach its
   // final checkpoint. From now on the log waits a bounded time for a reader (core/log.cpp), then
@@ -60,6 +62,7 @@ StopSignalHandler::StopSignalHandler() {
   struct sigaction action {};
   action.sa_handler = record_stop_signal;
   sigemptyset(&action.sa_mask);
+  for (const int blocked : {SIGTERM, SIGINT, SIGUSR1}) sigaddset(&action.sa_mask, blocked);
   // Restart interrupted system calls: the step loop polls the flag, nothing must fail with EINTR.
   action.sa_flags = SA_RESTART;
   sigaction(SIGTERM, &action, &g_previous_term);
@@ -76,6 +79,7 @@ StopSignalHandler::~StopSignalHandler() {
   // The pipe may be shared with the processes after this one (a shell's `2>&1 | tee`).
   if (g_stderr_flags >= 0) fcntl(STDERR_FILENO, F_SETFL, static_cast<int>(g_stderr_flags));
   g_stderr_flags = -1;
+  g_received = 0;  // no stop pending without a handler (the watchdog asks too)
   g_installed = false;
 }
 

@@ -18,12 +18,15 @@ relay_message="asking the job to stop after its step and write a final checkpoin
 
 relay_on() {
   local now
-  now=$(date +%s%N)
+  now=$(date +%s%N) || now=0
   relay_caught=1
+  # The relay first, then the message: stderr may be a pipe whose reader died of the same Ctrl-C,
+  # or a terminal gone with a hang-up; the message must not end this script before the relay.
+  trap '' PIPE
   if [[ -z "$relay_signal" ]]; then
     relay_signal=$1 relay_first_ns=$now
-    echo "${PROG:-launch}: got SIG$1: $relay_message" >&2
     [[ -z "$relay_child" ]] || kill -USR1 "$relay_child" 2>/dev/null || true
+    echo "${PROG:-launch}: got SIG$1: $relay_message" >&2 || true
   elif ((now - relay_first_ns >= 1000000000)); then
     [[ -z "$relay_child" ]] || kill -TERM "$relay_child" 2>/dev/null || true
   fi
@@ -36,15 +39,20 @@ done
 unset relay_sig
 
 # relay_start CMD...: the job in the background (with this function's stdin, which a background
-# job would otherwise lose); a signal already caught goes to it at once.
+# job would otherwise lose). Not started when a stop was asked for already: a job signalled before
+# it can catch the signal would only die of it.
 relay_start() {
+  [[ -z "$relay_signal" ]] || return 0
   "$@" <&0 &
   relay_child=$!
-  [[ -z "$relay_signal" ]] || kill -USR1 "$relay_child" 2>/dev/null || true
 }
 
-# relay_wait: until the job ends; its status in relay_status.
+# relay_wait: until the job ends; its status in relay_status (the stop's status if it never started).
 relay_wait() {
+  if [[ -z "$relay_child" ]]; then
+    relay_status=$(relay_signal_status)
+    return 0
+  fi
   while :; do
     relay_caught=0 relay_status=0
     wait "$relay_child" || relay_status=$?

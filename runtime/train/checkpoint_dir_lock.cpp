@@ -66,31 +66,34 @@ namespace {
 std::filesystem::path rank_lock_path(const std::filesystem::path& dir) { return dir / ".zerotrain.ranks"; }
 }  // namespace
 
-std::string CheckpointDirLock::wait_for_earlier_ranks(const std::filesystem::path& dir,
-                                                      std::chrono::milliseconds limit) {
+void CheckpointDirLock::wait_for_earlier_ranks(const std::filesystem::path& dir, std::chrono::milliseconds limit) {
   std::error_code error;
-  if (!std::filesystem::is_directory(dir, error)) return "";
+  if (!std::filesystem::is_directory(dir, error)) return;
   {
     // A run that is alive holds the directory's lock: this run is refused with its pid and host
     // (take), not kept waiting for its ranks.
     std::string held_by;
-    if (take(dir, held_by).fd_ < 0) return "";
+    if (take(dir, held_by).fd_ < 0) return;
   }
   CheckpointDirLock lock;
   try {
     lock.fd_ = open_no_follow(rank_lock_path(dir), O_RDWR | O_CREAT);
-  } catch (const UserError& e) {
-    return e.what();
+  } catch (const UserError&) {
+    return;
   }
   const auto start = std::chrono::steady_clock::now();
   bool said = false;
   while (::flock(lock.fd_, LOCK_EX | LOCK_NB) != 0) {
-    if (errno != EWOULDBLOCK) return fmt::format("{}: cannot lock: {}", rank_lock_path(dir).string(), std::strerror(errno));
+    if (errno != EWOULDBLOCK) return;
     const auto waited = std::chrono::steady_clock::now() - start;
-    if (waited >= limit)
-      return fmt::format("processes of an earlier run still hold {} after {} s (ranks that outlived their launcher, "
-                         "perhaps on other nodes): end them, or give this run another checkpoint.dir",
-                         rank_lock_path(dir).string(), std::chrono::duration_cast<std::chrono::seconds>(limit).count());
+    if (waited >= limit) {
+      // Not a reason to fail a restart: a node that crashed can leave its lock on a network file
+      // system for minutes.
+      log::warn("checkpoint.dir: {} is still held after {} s (ranks of an earlier run that live on, perhaps on other "
+                "nodes, or the lock of a node that crashed): going on",
+                rank_lock_path(dir).string(), std::chrono::duration_cast<std::chrono::seconds>(limit).count());
+      return;
+    }
     if (!said && waited >= std::chrono::milliseconds(500)) {
       log::info("checkpoint.dir: waiting for the ranks of an earlier run to end (they hold {})",
                 rank_lock_path(dir).string());
@@ -101,7 +104,7 @@ std::string CheckpointDirLock::wait_for_earlier_ranks(const std::filesystem::pat
   if (said)
     log::info("checkpoint.dir: the earlier run's ranks ended after {:.1f} s",
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  return "";  // the exclusive lock goes with `lock`
+  // The exclusive lock goes with `lock`.
 }
 
 CheckpointDirLock CheckpointDirLock::take_rank_share(const std::filesystem::path& dir, std::string& problem) {
@@ -112,9 +115,15 @@ CheckpointDirLock CheckpointDirLock::take_rank_share(const std::filesystem::path
     problem = e.what();
     return lock;
   }
-  if (::flock(lock.fd_, LOCK_SH) != 0) {
-    problem = fmt::format("{}: cannot lock: {}", rank_lock_path(dir).string(), std::strerror(errno));
-    ::close(std::exchange(lock.fd_, -1));
+  // Another run's rank 0 may hold the exclusive lock for the moment of its look (above): retry,
+  // never block.
+  for (int attempt = 0; ::flock(lock.fd_, LOCK_SH | LOCK_NB) != 0; ++attempt) {
+    if (errno != EWOULDBLOCK || attempt == 100) {
+      problem = fmt::format("{}: cannot lock: {}", rank_lock_path(dir).string(), std::strerror(errno));
+      ::close(std::exchange(lock.fd_, -1));
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return lock;
 }

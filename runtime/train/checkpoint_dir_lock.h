@@ -28,8 +28,9 @@ class CheckpointDirLock {
   static CheckpointDirLock take(const std::filesystem::path& dir, std::string& problem);
 
   // Rank 0, before the run reads `dir`: waits up to `limit` until no process holds its ranks lock
-  // (logging once when it has to wait). "" when free (or `dir` does not exist yet), else why not.
-  static std::string wait_for_earlier_ranks(const std::filesystem::path& dir, std::chrono::milliseconds limit);
+  // (logging when it has to wait, and warning when it gives up waiting). A lock file that cannot
+  // be made is left to the checkpoint.dir check, which names what is wrong.
+  static void wait_for_earlier_ranks(const std::filesystem::path& dir, std::chrono::milliseconds limit);
   // Every rank: the shared ranks lock of `dir` (which exists), held until destroyed; `problem`
   // says why it could not be taken.
   static CheckpointDirLock take_rank_share(const std::filesystem::path& dir, std::string& problem);

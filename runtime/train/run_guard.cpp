@@ -55,14 +55,8 @@ RunGuard::RunGuard(const Config& config, MPI_Comm launch_comm)
                  config.precision.dtype == DType::f16) {
   ZT_MPI_CHECK(MPI_Comm_rank(comm_.get(), &rank_));
   // Before anything reads checkpoint.dir (the agreement looks for the checkpoint to resume).
-  std::string earlier;
-  if (rank_ == 0) earlier = CheckpointDirLock::wait_for_earlier_ranks(checkpoint_root(config), kEarlierRanksWait);
-  earlier = broadcast_text(comm_.get(), earlier);
-  if (!earlier.empty()) {
-    const std::string message = fmt::format("checkpoint.dir: {}", earlier);
-    if (rank_ == 0) log::error("{}", message);
-    throw JobStopped(kExitCheckpointDirUnusable, message);
-  }
+  if (rank_ == 0 && checkpoints_on_) CheckpointDirLock::wait_for_earlier_ranks(checkpoint_root(config), kEarlierRanksWait);
+  ZT_MPI_CHECK(MPI_Barrier(comm_.get()));
   check_ranks_agree(comm_.get(), config);
 }
 

@@ -38,14 +38,15 @@ struct StopRequest {
 };
 
 // How long a new run waits for the ranks of an earlier run to end (checkpoint_dir_lock.h): they
-// end a second or two after their launcher; far longer, they are not ending by themselves.
+// end a second or two after their launcher; far longer, they are not ending by themselves (or a
+// crashed node's lock lingers on a network file system), and the run goes on with a warning.
 inline constexpr std::chrono::seconds kEarlierRanksWait{60};
 
 class RunGuard {
  public:
   // Collective over `launch_comm`: rank 0 waits up to kEarlierRanksWait for the ranks of an
   // earlier run on checkpoint.dir to end (checkpoint_dir_lock.h), then checks that the ranks agree
-  // (throws JobStopped on every rank when they do not, or when the earlier ranks live on). The stop signals' handler is not installed here but by the train command,
+  // (throws JobStopped on every rank when they do not). The stop signals' handler is not installed here but by the train command,
   // before anything else (command_train.cpp): a stop requested during start-up counts too.
   RunGuard(const Config& config, MPI_Comm launch_comm);
 

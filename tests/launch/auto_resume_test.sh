@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# auto-resume.sh: restarts with '--resume auto' until success, bounded, and stops on 2/130/143 and
+# auto-resume.sh: restarts with '--resume auto' until success, bounded, and stops on 1/2/4/130/138/143 and
 # on INT. The job is a small script that logs its arguments and fails a set number of times.
 # usage: auto_resume_test.sh ZEROTRAIN_BIN REPO
 source "$(dirname "$0")/lib.sh"

@@ -6,8 +6,8 @@
 # (--resume auto) in the same log (--open-mode=append), and the last step's loss equals that of
 # the same run uninterrupted, bit for bit.
 # slurmctld tests limits every 30 s: the warning goes out at the first test that finds at most
-# 80 + 30 s left, 10-40 s after an attempt starts. The run is sized to about 60 s of steps at the
-# pace measured here, so that the first attempt cannot finish even 1.5 times faster.
+# 80 + 30 s left, 10-40 s after an attempt starts. The run is sized to about 75 s of steps at the
+# pace measured here, so that the first attempt cannot finish even 1.8 times faster.
 # Exit 77 (CTest skip) without namespaces, root or Slurm/munge.
 # usage: slurm_time_limit_test.sh ZEROTRAIN_BIN REPO
 source "$(dirname "$0")/lib.sh"
@@ -25,12 +25,12 @@ run_srun() {
 }
 
 # The pace of steps here (the mean step time of a short run, start-up left out), then the
-# uninterrupted reference of about 60 s.
+# uninterrupted reference of about 75 s.
 run_srun pace 1500
 step_ms=$(python3 -c 'import json,sys
 t=[json.loads(l)["step_ms"] for l in open(sys.argv[1]) if "step_ms" in l][1:]
 print(sum(t)/len(t))' "$TMP/pace/metrics.jsonl")
-steps_total=$(python3 -c "print(max(2000, int(60000 / $step_ms)))")
+steps_total=$(python3 -c "print(max(2000, int(75000 / $step_ms)))")
 run_srun reference "$steps_total"
 pass "reference: $steps_total steps uninterrupted in $ms ms"
 

@@ -135,10 +135,9 @@ pass "a run from model.init_from resumes with the checkpoint's shape after the H
 rm -rf run
 train --set train.steps=2 --set checkpoint.interval=2
 assert_eq "$rc" 0 "exit status of the first attempt; output: $out"
-flock -s run/checkpoints/.zerotrain.ranks sleep 3 &
-holder=$!
-BACKGROUND_PIDS+=("$holder")
-sleep 0.3
+flock -s run/checkpoints/.zerotrain.ranks bash -c 'touch holding; sleep 3' &
+BACKGROUND_PIDS+=("$!")
+for _ in $(seq 1 100); do [[ -e holding ]] && break; sleep 0.05; done
 train --set train.steps=4 --set checkpoint.interval=2 --resume auto
 assert_eq "$rc" 0 "exit status of the restart; output: $out"
 assert_contains "$out" "checkpoint.dir: waiting for the ranks of an earlier run to end (they hold run/checkpoints/.zerotrain.ranks)"
