@@ -38,14 +38,21 @@ interrupt_after() {
   [[ $rc != 124 ]] || fail "the job did not stop within 120 s after SIG$signal; output:"$'\n'"$out"
 }
 
+# assert_final_checkpoint SIGNAL STATUS: the log's stop line for SIGNAL names a final checkpoint
+# of the step it stopped after, with exit STATUS, and that checkpoint is complete; sets step, ckpt.
+assert_final_checkpoint() {
+  local line
+  line=$(grep "$1 received: stopping after step" <<<"$out") || fail "no $1 stop line; output:"$'\n'"$out"
+  step=$(sed -E 's/.*stopping after step ([0-9]+);.*/\1/' <<<"$line")
+  ckpt=$(printf 'run/checkpoints/step_%08d' "$step")
+  assert_contains "$line" "final checkpoint $ckpt written; continue with --resume auto; exit status $2"
+  [[ -f $ckpt/COMPLETE ]] || fail "$ckpt is not a complete checkpoint"
+}
+
 # (1) SIGTERM to every rank.
 interrupt_after 3 TERM ranks
 assert_eq "$rc" 143 "mpirun's exit status when every rank got SIGTERM"
-line=$(grep "SIGTERM received: stopping after step" <<<"$out") || fail "no stop line; output:"$'\n'"$out"
-step=$(sed -E 's/.*stopping after step ([0-9]+);.*/\1/' <<<"$line")
-ckpt=$(printf 'run/checkpoints/step_%08d' "$step")
-assert_contains "$line" "final checkpoint $ckpt written; continue with --resume auto; exit status 143"
-[[ -f $ckpt/COMPLETE ]] || fail "$ckpt is not a complete checkpoint"
+assert_final_checkpoint SIGTERM 143
 assert_at_most "$stop_ms" 10000 "ms from SIGTERM to the end of the job"
 pass "SIGTERM to the ranks: stopped after step $step in $stop_ms ms, exit 143, $ckpt complete"
 echo "timing: sigterm_ranks ${stop_ms}ms"
@@ -89,11 +96,7 @@ pass "SIGTERM with checkpoint.interval 0: stopped, no checkpoint, said so"
 # srun pass it on): the same stop, exit 138.
 interrupt_after 3 USR1 ranks
 assert_eq "$rc" 138 "exit status when every rank got SIGUSR1"
-line=$(grep "SIGUSR1 received: stopping after step" <<<"$out") || fail "no stop line; output:"$'\n'"$out"
-step=$(sed -E 's/.*stopping after step ([0-9]+);.*/\1/' <<<"$line")
-ckpt=$(printf 'run/checkpoints/step_%08d' "$step")
-assert_contains "$line" "final checkpoint $ckpt written; continue with --resume auto; exit status 138"
-[[ -f $ckpt/COMPLETE ]] || fail "$ckpt is not a complete checkpoint"
+assert_final_checkpoint SIGUSR1 138
 pass "SIGUSR1 to the ranks: stopped after step $step, exit 138, $ckpt complete"
 
 # (6) A peer that is gone while the job stops is not waited for: rank 1 frozen (SIGSTOP, so its
@@ -135,10 +138,7 @@ for signal in INT TERM; do
   out=$(cat job.log)
   assert_eq "$rc" $((128 + $(kill -l "$signal"))) "zt-run's exit status after SIG$signal"
   assert_contains "$out" "zt-run: got SIG$signal: asking every rank to stop"
-  line=$(grep "SIGUSR1 received: stopping after step" <<<"$out") || fail "no stop line; output:"$'\n'"$out"
-  step=$(sed -E 's/.*stopping after step ([0-9]+);.*/\1/' <<<"$line")
-  ckpt=$(printf 'run/checkpoints/step_%08d' "$step")
-  [[ -f $ckpt/COMPLETE ]] || fail "$ckpt is not a complete checkpoint after SIG$signal to zt-run"
+  assert_final_checkpoint SIGUSR1 138
   pass "SIG$signal to zt-run: the ranks stopped after step $step, $ckpt complete, exit $rc"
 done
 
