@@ -69,3 +69,10 @@ relay_wait() {
 
 # The shell's exit status for the signal caught (130 for INT, 143 for TERM).
 relay_signal_status() { echo $((128 + $(kill -l "$relay_signal"))); }
+
+# The script's exit status: ranks that stopped on the relayed request exit 138 (128 + SIGUSR1);
+# the caller asked with its own signal and gets the shell's status for it. 0 (the last step came
+# first) and any other failure are reported as they are.
+relay_exit_status() {
+  if [[ -n "$relay_signal" && $relay_status -eq 138 ]]; then relay_signal_status; else echo "$relay_status"; fi
+}

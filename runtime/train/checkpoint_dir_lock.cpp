@@ -32,15 +32,20 @@ CheckpointDirLock& CheckpointDirLock::operator=(CheckpointDirLock&& other) noexc
   return *this;
 }
 
-CheckpointDirLock CheckpointDirLock::take(const std::filesystem::path& dir, std::string& problem) {
-  const std::filesystem::path path = dir / ".zerotrain.lock";
+CheckpointDirLock CheckpointDirLock::opened(const std::filesystem::path& path, std::string& problem) {
   CheckpointDirLock lock;
   try {
     lock.fd_ = open_no_follow(path, O_RDWR | O_CREAT);
   } catch (const UserError& e) {
     problem = e.what();
-    return lock;
   }
+  return lock;
+}
+
+CheckpointDirLock CheckpointDirLock::take(const std::filesystem::path& dir, std::string& problem) {
+  const std::filesystem::path path = dir / ".zerotrain.lock";
+  CheckpointDirLock lock = opened(path, problem);
+  if (lock.fd_ < 0) return lock;
   if (::flock(lock.fd_, LOCK_EX | LOCK_NB) != 0) {
     const int error = errno;
     std::array<char, 256> holder{};
@@ -75,12 +80,9 @@ void CheckpointDirLock::wait_for_earlier_ranks(const std::filesystem::path& dir,
     std::string held_by;
     if (take(dir, held_by).fd_ < 0) return;
   }
-  CheckpointDirLock lock;
-  try {
-    lock.fd_ = open_no_follow(rank_lock_path(dir), O_RDWR | O_CREAT);
-  } catch (const UserError&) {
-    return;
-  }
+  std::string unopened;  // left to the checkpoint.dir check, which names what is wrong
+  CheckpointDirLock lock = opened(rank_lock_path(dir), unopened);
+  if (lock.fd_ < 0) return;
   const auto start = std::chrono::steady_clock::now();
   bool said = false;
   while (::flock(lock.fd_, LOCK_EX | LOCK_NB) != 0) {
@@ -108,13 +110,8 @@ void CheckpointDirLock::wait_for_earlier_ranks(const std::filesystem::path& dir,
 }
 
 CheckpointDirLock CheckpointDirLock::take_rank_share(const std::filesystem::path& dir, std::string& problem) {
-  CheckpointDirLock lock;
-  try {
-    lock.fd_ = open_no_follow(rank_lock_path(dir), O_RDWR | O_CREAT);
-  } catch (const UserError& e) {
-    problem = e.what();
-    return lock;
-  }
+  CheckpointDirLock lock = opened(rank_lock_path(dir), problem);
+  if (lock.fd_ < 0) return lock;
   // Another run's rank 0 may hold the exclusive lock for the moment of its look (above): retry,
   // never block.
   for (int attempt = 0; ::flock(lock.fd_, LOCK_SH | LOCK_NB) != 0; ++attempt) {

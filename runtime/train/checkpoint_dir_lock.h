@@ -36,6 +36,9 @@ class CheckpointDirLock {
   static CheckpointDirLock take_rank_share(const std::filesystem::path& dir, std::string& problem);
 
  private:
+  // `path` opened (created if missing, never through a link), or an empty lock with `problem` set.
+  static CheckpointDirLock opened(const std::filesystem::path& path, std::string& problem);
+
   int fd_ = -1;
 };
 
