@@ -161,6 +161,8 @@ for _ in $(seq 1 2000); do
     if [[ $(sockets "$p") -eq 0 ]] && caught "$p"; then early=$p; break; fi
   done
   [[ -z "$early" ]] || break
+  # Both ranks catch it already: the window is past, signal them now (before their first step).
+  [[ ${#ranks[@]} -eq 2 ]] && caught "${ranks[0]}" && caught "${ranks[1]}" && break
   sleep 0.001
 done
 # The window is milliseconds wide: on a loaded machine the poll may miss it, which proves nothing
