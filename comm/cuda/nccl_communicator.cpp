@@ -23,7 +23,11 @@ ncclDataType_t nccl_datatype(DType dtype) {
   throw std::logic_error("nccl_datatype: unknown dtype");
 }
 
-ncclRedOp_t nccl_op(ReduceOp op) { return op == ReduceOp::sum ? ncclSum : ncclAvg; }
+// On one rank the average is the sum. NCCL 2.28.3 (seen on an H100) leaves the last n % 4 elements
+// of an out-of-place ncclAvg on a one-rank communicator unwritten; ncclSum copies them all.
+ncclRedOp_t nccl_op(ReduceOp op, int world_size) {
+  return op == ReduceOp::sum || world_size == 1 ? ncclSum : ncclAvg;
+}
 
 LaunchInfo checked_launch_info(MPI_Comm parent, Device device) {
   require_mpi_ready();
@@ -154,7 +158,7 @@ void NcclCommunicator::enqueue_nccl(const Collective& c) {
       NcclGroup group;
       for (std::size_t t = 0; t < c.in.size(); ++t)
         if (c.in[t].numel)
-          ZT_NCCL_CHECK(ncclAllReduce(c.in[t].data, c.out[t].data, c.in[t].numel, type, nccl_op(d.op), comm, stream));
+          ZT_NCCL_CHECK(ncclAllReduce(c.in[t].data, c.out[t].data, c.in[t].numel, type, nccl_op(d.op, world_size()), comm, stream));
       group.end();
       return;
     }
@@ -162,7 +166,7 @@ void NcclCommunicator::enqueue_nccl(const Collective& c) {
       // In place when out is this rank's chunk of in: NCCL recognises that layout itself.
       if (c.out[0].numel)
         ZT_NCCL_CHECK(
-            ncclReduceScatter(c.in[0].data, c.out[0].data, c.out[0].numel, type, nccl_op(d.op), comm, stream));
+            ncclReduceScatter(c.in[0].data, c.out[0].data, c.out[0].numel, type, nccl_op(d.op, world_size()), comm, stream));
       return;
     case CollectiveKind::all_gather:
       if (c.in[0].numel) ZT_NCCL_CHECK(ncclAllGather(c.in[0].data, c.out[0].data, c.in[0].numel, type, comm, stream));

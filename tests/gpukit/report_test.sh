@@ -67,3 +67,15 @@ python3 "$report" stages "$tmp/stages.tsv" "$tmp/stages.md" > /dev/null || fail 
 printf '2\t2\t0\t%s\t%s\n' "$tmp/a" "$tmp/missing" > "$tmp/stages.tsv"
 if python3 "$report" stages "$tmp/stages.tsv" "$tmp/stages.md" > /dev/null; then fail "a run without metrics passed"; fi
 echo "ok: overlap and stages tables"
+
+# sanitizer: the summary lines compute-sanitizer prints (copied from runs on an H100): memcheck's
+# "ERROR SUMMARY" once per rank, racecheck's "RACECHECK SUMMARY ... (N errors, ...)".
+printf '========= ERROR SUMMARY: 0 errors\n========= ERROR SUMMARY: 0 errors\n' > "$tmp/memcheck.log"
+printf '========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n' > "$tmp/racecheck.log"
+printf '========= RACECHECK SUMMARY: 2 hazards displayed (1 error, 1 warning)\n' > "$tmp/racecheck-bad.log"
+printf 'memcheck\t2\t0\t%s\nracecheck\t1\t0\t%s\n' "$tmp/memcheck.log" "$tmp/racecheck.log" > "$tmp/sanitizer.tsv"
+python3 "$report" sanitizer "$tmp/sanitizer.tsv" "$tmp/sanitizer.md" > /dev/null || fail "clean sanitizer runs failed: $(cat "$tmp/sanitizer.md")"
+printf 'racecheck\t1\t0\t%s\n' "$tmp/racecheck-bad.log" > "$tmp/sanitizer.tsv"
+if python3 "$report" sanitizer "$tmp/sanitizer.tsv" "$tmp/sanitizer.md" > /dev/null; then fail "a racecheck error passed"; fi
+grep -q '| racecheck | 1 | 0 | 1 | FAIL |' "$tmp/sanitizer.md" || fail "$(cat "$tmp/sanitizer.md")"
+echo "ok: sanitizer table (memcheck and racecheck summaries)"

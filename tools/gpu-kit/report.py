@@ -123,7 +123,9 @@ def sanitizer(runs_tsv, out):
     rows, failures = [], 0
     for tool, ranks, status, log in read_tsv(runs_tsv):
         text = Path(log).read_text(errors="replace") if Path(log).exists() else ""
-        summaries = [int(n) for n in re.findall(r"ERROR SUMMARY: (\d+) error", text)]
+        # memcheck ends with "ERROR SUMMARY: N errors", racecheck with "RACECHECK SUMMARY: H hazards
+        # displayed (N errors, W warnings)".
+        summaries = [int(n) for n in re.findall(r"(?:ERROR SUMMARY: |RACECHECK SUMMARY: \d+ hazards? displayed \()(\d+) error", text)]
         errors = sum(summaries) if summaries else None
         ok = status == "0" and errors == 0 and len(summaries) == int(ranks)
         failures += not ok
@@ -131,7 +133,7 @@ def sanitizer(runs_tsv, out):
         rows.append(f"| {tool} | {ranks} | {status} | {errors if errors is not None else '?'} | "
                     f"{'pass' if ok else 'FAIL'} | {first[:200].replace('|', '/')} | `{Path(log).name}` |")
     write(out, ["## compute-sanitizer on a short training run", "",
-                "pass: exit 0 and `ERROR SUMMARY: 0 errors` from every rank.", "",
+                "pass: exit 0 and no error in the summary of every rank (memcheck: `ERROR SUMMARY: 0 errors`; racecheck: `RACECHECK SUMMARY: ... (0 errors, ...)`).", "",
                 "| tool | ranks | exit | errors | result | first report | log |", "| --- | --- | --- | --- | --- | --- | --- |",
                 *rows])
     return 1 if failures else 0
