@@ -124,7 +124,8 @@ void GPT2TransformerBlock::backward(ComputeContext& ctx, const BlockParams& p, c
                           N, C);
   // dx now holds d(mid); it flows to x unchanged, and through the attention branch.
   ops::linear_backward(ctx, x[x_datty], dw(proj_w), dw(proj_b), dx, s[s_atty], w(proj_w), N, C, C, C);
-  ops::attention_backward(ctx, x[x_dqkv], x[x_datty], s[s_qkv], s[s_att], x[x_attn], io.B, io.T, C, NH);
+  ops::attention_backward(ctx, x[x_dqkv], x[x_datty], s[s_qkv], s[s_atty], s[s_att], x[x_attn], io.B, io.T, C,
+                          NH);
   ops::linear_backward(ctx, x[x_dln], dw(qkv_w), dw(qkv_b), x[x_dqkv], s[s_ln1], w(qkv_w), N, C, 3 * C, 3 * C);
   ops::layernorm_backward(ctx, dx, dw(ln1_w), dw(ln1_b), x[x_dln], io.input, w(ln1_w), s[s_ln1_mean], s[s_ln1_rstd],
                           N, C);

@@ -53,8 +53,8 @@ void gelu_bias_backward(ComputeContext&, BufferView, BufferView, BufferView, Buf
 void residual_forward(ComputeContext&, BufferView, BufferView, BufferView) { no_cuda(); }
 void attention_forward(ComputeContext&, BufferView, BufferView, BufferView, BufferView, int, int, int,
                        int) { no_cuda(); }
-void attention_backward(ComputeContext&, BufferView, BufferView, BufferView, BufferView, BufferView, int, int, int,
-                        int) { no_cuda(); }
+void attention_backward(ComputeContext&, BufferView, BufferView, BufferView, BufferView, BufferView, BufferView, int,
+                        int, int, int) { no_cuda(); }
 void softmax_xent_forward(ComputeContext&, BufferView, BufferView, BufferView, int, int, int) { no_cuda(); }
 void softmax_xent_backward(ComputeContext&, BufferView, BufferView, BufferView, float, int, int, int) { no_cuda(); }
 void add_mean_loss(ComputeContext&, BufferView, BufferView, int) { no_cuda(); }

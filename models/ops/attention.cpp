@@ -223,14 +223,15 @@ void attention_forward(ComputeContext& ctx, BufferView out, BufferView att, Buff
   w.store();
 }
 
-void attention_backward(ComputeContext& ctx, BufferView dqkv, BufferView dout, BufferView qkv, BufferView att,
-                        BufferView scratch, int B, int T, int C, int NH) {
+void attention_backward(ComputeContext& ctx, BufferView dqkv, BufferView dout, BufferView qkv, BufferView out,
+                        BufferView att, BufferView scratch, int B, int T, int C, int NH) {
   check_act(ctx, dqkv, sz(B * T, 3 * C), "attention dqkv");
   check_act(ctx, dout, sz(B * T, C), "attention dout");
+  check_act(ctx, out, sz(B * T, C), "attention out");
   check_act(ctx, att, sz(B * NH, T) * T, "attention att");
   check_act(ctx, qkv, sz(B * T, 3 * C), "attention qkv");
   check_act(ctx, scratch, attention_scratch_numel(ctx.device(), B, T, C, NH), "attention scratch");
-  if (ctx.device().is_cuda()) return on_cuda::attention_backward(ctx, dqkv, dout, qkv, att, scratch, B, T, C, NH);
+  if (ctx.device().is_cuda()) return on_cuda::attention_backward(ctx, dqkv, dout, qkv, out, att, scratch, B, T, C, NH);
   cpu::Fp32Views w;
   cpu::attention_backward(w.out(dqkv), w.out(scratch), w.in(dout), w.in(qkv), w.in(att), B, T, C, NH);
   w.store();

@@ -1,15 +1,44 @@
-// GPT-2's causal multi-head attention on the GPU (mirrors attention.cpp): q, k and v split out
-// of the fused qkv rows into heads, the products and causal softmax shared with grouped-query
-// attention (models/cuda/attention_core.h), and the heads merged back into rows.
+// GPT-2's causal multi-head attention on the GPU (mirrors attention.cpp). In 16-bit storage with
+// hs 64 the flash kernels (models/cuda/flash_attention.h) read q, k and v inside the fused qkv rows
+// and write the output rows directly: no (T, T) matrix, no permutes; att then holds the rows'
+// softmax statistics. Otherwise q, k and v are split out into heads, the products and causal
+// softmax are shared with grouped-query attention (models/cuda/attention_core.h), and the heads
+// are merged back into rows.
 #include "models/ops/attention.h"
+
+#include <cstdint>
 
 #include "models/cuda/attention_core.h"
 #include "models/cuda/cuda_context.h"
+#include "models/cuda/flash_attention.h"
 #include "models/cuda/shared_kernels.h"
 
 namespace zt::models::ops::on_cuda {
 namespace {
 std::size_t count(int a, int b) { return static_cast<std::size_t>(a) * static_cast<std::size_t>(b); }
+
+bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+
+// The flash kernels take the case, and att and scratch hold their statistics (att has T*T
+// elements per row of heads, the statistics one float).
+bool use_flash(DType dt, int T, int C, int NH, std::initializer_list<const void*> pointers) {
+  bool aligned = C % 8 == 0 && T >= 2;
+  for (const void* p : pointers) aligned = aligned && aligned16(p);
+  return C % NH == 0 && cuda::flash_attention_supported(dt, C / NH, aligned ? 8 : 1);
+}
+
+// (b, h, t, d) inside rows of `width` elements per token, head h at column offset + h*hs.
+cuda::HeadsLayout rows_layout(int T, int width, int hs) {
+  return {static_cast<std::int64_t>(T) * width, hs, width};
+}
+
+cuda::FlashAttention flash_shape(int B, int T, int C, int NH) {
+  cuda::FlashAttention a;
+  a.B = B, a.NH = NH, a.T = T;
+  a.q = a.k = a.v = rows_layout(T, 3 * C, C / NH);
+  a.y = rows_layout(T, C, C / NH);
+  return a;
+}
 }  // namespace
 
 void attention_forward(ComputeContext& ctx, BufferView out, BufferView att, BufferView qkv, BufferView scratch, int B,
@@ -17,6 +46,12 @@ void attention_forward(ComputeContext& ctx, BufferView out, BufferView att, Buff
   CudaComputeContext& c = as_cuda(ctx);
   const DType dt = c.dtype();
   const std::size_t n = count(B * T, C), es = dtype_size(dt);
+  if (use_flash(dt, T, C, NH, {out.data, att.data, qkv.data})) {
+    auto* rows = static_cast<char*>(qkv.data);
+    cuda::flash_attention_forward(flash_shape(B, T, C, NH), rows, rows + C * es, rows + 2 * C * es, out.data,
+                                  static_cast<float*>(att.data), dt, c.handle());
+    return;
+  }
   auto* base = static_cast<char*>(scratch.data);
   void *q = base, *k = base + n * es, *v = base + 2 * n * es, *y = base + 6 * n * es;
   cuda::split_heads(q, k, v, qkv.data, B, T, C, NH, dt, c.handle());
@@ -24,12 +59,20 @@ void attention_forward(ComputeContext& ctx, BufferView out, BufferView att, Buff
   cuda::heads_to_rows(out.data, y, B, T, C, NH, dt, c.handle());
 }
 
-void attention_backward(ComputeContext& ctx, BufferView dqkv, BufferView dout, BufferView qkv, BufferView att,
-                        BufferView scratch, int B, int T, int C, int NH) {
+void attention_backward(ComputeContext& ctx, BufferView dqkv, BufferView dout, BufferView qkv, BufferView out,
+                        BufferView att, BufferView scratch, int B, int T, int C, int NH) {
   CudaComputeContext& c = as_cuda(ctx);
   const DType dt = c.dtype();
   const std::size_t n = count(B * T, C), es = dtype_size(dt);
   auto* base = static_cast<char*>(scratch.data);
+  if (use_flash(dt, T, C, NH, {dqkv.data, dout.data, qkv.data, out.data, att.data, scratch.data})) {
+    auto* rows = static_cast<char*>(qkv.data);
+    auto* drows = static_cast<char*>(dqkv.data);
+    cuda::flash_attention_backward(flash_shape(B, T, C, NH), rows, rows + C * es, rows + 2 * C * es, out.data,
+                                   dout.data, static_cast<const float*>(att.data), reinterpret_cast<float*>(base),
+                                   drows, drows + C * es, drows + 2 * C * es, dt, c.handle());
+    return;
+  }
   void *q = base, *k = base + n * es, *v = base + 2 * n * es;
   void *dq = base + 3 * n * es, *dk = base + 4 * n * es, *dv = base + 5 * n * es, *dy = base + 6 * n * es;
   void* datt = base + 7 * n * es;

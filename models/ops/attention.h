@@ -30,19 +30,22 @@ namespace zt::models::ops {
 
 // On a context's views. scratch: attention_scratch_numel() elements of the compute dtype (the CPU
 // backward's T x T tile; on the GPU the heads of q, k, v, their gradients and the score gradients).
+// Backward also reads forward's output: the GPU's flash path (16-bit, hs 64) needs rowsum(dout *
+// out), and there att holds per-row softmax statistics (fp32, in its first B*NH*T*4 bytes) rather
+// than the probabilities.
 std::size_t attention_scratch_numel(Device device, int B, int T, int C, int NH);
 void attention_forward(ComputeContext& ctx, BufferView out, BufferView att, BufferView qkv, BufferView scratch, int B,
                        int T, int C, int NH);
-void attention_backward(ComputeContext& ctx, BufferView dqkv, BufferView dout, BufferView qkv, BufferView att,
-                        BufferView scratch, int B, int T, int C, int NH);
+void attention_backward(ComputeContext& ctx, BufferView dqkv, BufferView dout, BufferView qkv, BufferView out,
+                        BufferView att, BufferView scratch, int B, int T, int C, int NH);
 
 // The op on a CUDA context (attention.cu; in a build without CUDA, the "built without CUDA" error of
 // models/no_cuda.cpp).
 namespace on_cuda {
 void attention_forward(ComputeContext& ctx, BufferView out, BufferView att, BufferView qkv, BufferView scratch, int B,
                        int T, int C, int NH);
-void attention_backward(ComputeContext& ctx, BufferView dqkv, BufferView dout, BufferView qkv, BufferView att,
-                        BufferView scratch, int B, int T, int C, int NH);
+void attention_backward(ComputeContext& ctx, BufferView dqkv, BufferView dout, BufferView qkv, BufferView out,
+                        BufferView att, BufferView scratch, int B, int T, int C, int NH);
 }  // namespace on_cuda
 
 }  // namespace zt::models::ops

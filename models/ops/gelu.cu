@@ -1,4 +1,6 @@
-// GELU (tanh) after a bias on the GPU (mirrors gelu.cpp): the shared bias kernels, then GELU.
+// GELU (tanh) after a bias on the GPU (mirrors gelu.cpp): bias and GELU in one sweep of eight
+// elements a thread where rows allow it (the shared bias kernel then GELU otherwise); backward's
+// GELU likewise, then the shared column sums for the bias.
 #include "models/ops/gelu.h"
 
 #include "models/cuda/cuda_context.h"
@@ -14,30 +16,77 @@ constexpr unsigned kThreads = 256;
 constexpr float kSqrt2OverPi = 0.7978845608028654f;
 constexpr float kCubic = 0.044715f;
 
+__device__ __forceinline__ float gelu(float x) {
+  return 0.5f * x * (1.0f + tanhf(kSqrt2OverPi * (x + kCubic * x * x * x)));
+}
+__device__ __forceinline__ float gelu_grad(float x) {
+  float th = tanhf(kSqrt2OverPi * (x + kCubic * x * x * x));
+  float du = kSqrt2OverPi * (1.0f + 3.0f * kCubic * x * x);
+  return 0.5f * (1.0f + th) + 0.5f * x * (1.0f - th * th) * du;
+}
+
+// pre (N, OC) += bias, stored; out = gelu(pre as stored). Eight columns a thread.
+template <typename S>
+__global__ void bias_gelu_vec8_kernel(S* out, S* pre, const S* bias, int N, int OC) {
+  const int c = (blockIdx.x * blockDim.x + threadIdx.x) * 8;
+  if (c >= OC) return;
+  float b[8], v[8];
+  load8(bias + c, b);
+  for (int row = blockIdx.y; row < N; row += gridDim.y) {
+    const std::size_t i = static_cast<std::size_t>(row) * OC + c;
+    load8(pre + i, v);
+#pragma unroll
+    for (int k = 0; k < 8; ++k) v[k] = rounded<S>(v[k] + b[k]);
+    store8(pre + i, v);
+#pragma unroll
+    for (int k = 0; k < 8; ++k) v[k] = gelu(v[k]);
+    store8(out + i, v);
+  }
+}
+
+template <typename S>
+__global__ void gelu_backward_vec8_kernel(S* dinp, const S* inp, const S* dout, std::size_t n8) {
+  std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  if (i >= n8) return;
+  float x[8], d[8];
+  load8(inp + 8 * i, x);
+  load8(dout + 8 * i, d);
+#pragma unroll
+  for (int k = 0; k < 8; ++k) d[k] *= gelu_grad(x[k]);
+  store8(dinp + 8 * i, d);
+}
+
 template <typename S>
 __global__ void gelu_forward_kernel(S* out, const S* inp, std::size_t n) {
   std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
   if (i >= n) return;
-  float x = load(inp + i);
-  store(out + i, 0.5f * x * (1.0f + tanhf(kSqrt2OverPi * (x + kCubic * x * x * x))));
+  store(out + i, gelu(load(inp + i)));
 }
 
 template <typename S>
 __global__ void gelu_backward_kernel(S* dinp, const S* inp, const S* dout, std::size_t n) {
   std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
   if (i >= n) return;
-  float x = load(inp + i);
-  float th = tanhf(kSqrt2OverPi * (x + kCubic * x * x * x));
-  float du = kSqrt2OverPi * (1.0f + 3.0f * kCubic * x * x);
-  float grad = 0.5f * (1.0f + th) + 0.5f * x * (1.0f - th * th) * du;
-  store(dinp + i, load(dout + i) * grad);
+  store(dinp + i, load(dout + i) * gelu_grad(load(inp + i)));
 }
 
 template <typename S> void launch_gelu_forward(void* out, const void* inp, std::size_t n, cudaStream_t s) {
   gelu_forward_kernel<S><<<blocks_for(n, kThreads), kThreads, 0, s>>>(static_cast<S*>(out), static_cast<const S*>(inp), n);
 }
 template <typename S>
+void launch_bias_gelu_vec8(void* out, void* pre, const void* bias, int N, int OC, cudaStream_t s) {
+  const unsigned threads = std::min(kThreads, static_cast<unsigned>((OC / 8 + 31) / 32 * 32));
+  const dim3 grid(blocks_for(static_cast<std::size_t>(OC / 8), threads), chunk_grid_y(std::min(N, 2048)));
+  bias_gelu_vec8_kernel<S><<<grid, threads, 0, s>>>(static_cast<S*>(out), static_cast<S*>(pre),
+                                                    static_cast<const S*>(bias), N, OC);
+}
+template <typename S>
 void launch_gelu_backward(void* dinp, const void* inp, const void* dout, std::size_t n, cudaStream_t s) {
+  if (vectorizable(n, {dinp, inp, dout})) {
+    gelu_backward_vec8_kernel<S><<<blocks_for(n / 8, kThreads), kThreads, 0, s>>>(
+        static_cast<S*>(dinp), static_cast<const S*>(inp), static_cast<const S*>(dout), n / 8);
+    return;
+  }
   gelu_backward_kernel<S><<<blocks_for(n, kThreads), kThreads, 0, s>>>(
       static_cast<S*>(dinp), static_cast<const S*>(inp), static_cast<const S*>(dout), n);
 }
@@ -51,6 +100,16 @@ void gelu_backward(void* dinp, const void* inp, const void* dout, std::size_t n,
   ZT_DISPATCH_STORAGE(dt, launch_gelu_backward, dinp, inp, dout, n, s);
 }
 
+// pre += bias, out = gelu(pre): one sweep where the rows allow eight-element accesses.
+void bias_gelu_forward(void* out, void* pre, const void* bias, int N, int OC, DType dt, cudaStream_t s) {
+  if (vectorizable(OC, {out, pre, bias})) {
+    ZT_DISPATCH_STORAGE(dt, launch_bias_gelu_vec8, out, pre, bias, N, OC, s);
+    return;
+  }
+  bias_forward(pre, bias, N, OC, OC, dt, s);
+  gelu_forward(out, pre, static_cast<std::size_t>(N) * OC, dt, s);
+}
+
 }  // namespace zt::models::cuda
 
 namespace zt::models::ops::on_cuda {
@@ -61,8 +120,7 @@ std::size_t count(int N, int OC) { return static_cast<std::size_t>(N) * static_c
 
 void bias_gelu_forward(ComputeContext& ctx, BufferView out, BufferView pre, BufferView bias, int N, int OC) {
   CudaComputeContext& c = as_cuda(ctx);
-  cuda::bias_forward(pre.data, bias.data, N, OC, OC, c.dtype(), c.handle());
-  cuda::gelu_forward(out.data, pre.data, count(N, OC), c.dtype(), c.handle());
+  cuda::bias_gelu_forward(out.data, pre.data, bias.data, N, OC, c.dtype(), c.handle());
 }
 
 void gelu_bias_backward(ComputeContext& ctx, BufferView dpre, BufferView dbias, BufferView pre, BufferView dout, int N,

@@ -21,6 +21,7 @@
 
 #include "models/activations.h"
 #include "models/gpt2.h"
+#include "models/cuda/flash_attention_rules.h"
 #include "models/ops/attention.h"
 #include "models/ops/embedding.h"
 #include "models/ops/gelu.h"
@@ -132,24 +133,28 @@ class CudaVsCpu : public ::testing::TestWithParam<DType> {
   std::uint64_t seed_ = 0;
 };
 
+// C 96 takes the eight-column kernels, C 100 the scalar ones.
 TEST_P(CudaVsCpu, LayerNormForwardBackward) {
-  const int N = 300, C = 96;
-  auto inp = make(random(N * C, 2.0f)), w = make(random(C)), b = make(random(C)), dout = make(random(N * C));
-  auto out = poisoned(N * C), mean = poisoned(N, true), rstd = poisoned(N, true);
-  for (auto* ctx : {cpu_.get(), gpu_.get()}) {
-    auto v = [&](Pair& p) { return ctx == cpu_.get() ? p.c.view() : p.g.view(); };
-    ops::layernorm_forward(*ctx, v(out), v(mean), v(rstd), v(inp), v(w), v(b), N, C);
+  const int N = 300;
+  for (int C : {96, 100}) {
+    SCOPED_TRACE("C " + std::to_string(C));
+    auto inp = make(random(N * C, 2.0f)), w = make(random(C)), b = make(random(C)), dout = make(random(N * C));
+    auto out = poisoned(N * C), mean = poisoned(N, true), rstd = poisoned(N, true);
+    for (auto* ctx : {cpu_.get(), gpu_.get()}) {
+      auto v = [&](Pair& p) { return ctx == cpu_.get() ? p.c.view() : p.g.view(); };
+      ops::layernorm_forward(*ctx, v(out), v(mean), v(rstd), v(inp), v(w), v(b), N, C);
+    }
+    expect_close(out, "layernorm out");
+    expect_close(rstd, "layernorm rstd");
+    auto dinp = make(random(N * C)), dw = make(random(C)), db = make(random(C));  // accumulated into
+    for (auto* ctx : {cpu_.get(), gpu_.get()}) {
+      auto v = [&](Pair& p) { return ctx == cpu_.get() ? p.c.view() : p.g.view(); };
+      ops::layernorm_backward(*ctx, v(dinp), v(dw), v(db), v(dout), v(inp), v(w), v(mean), v(rstd), N, C);
+    }
+    expect_close(dinp, "layernorm dinp");
+    expect_close(dw, "layernorm dweight");
+    expect_close(db, "layernorm dbias");
   }
-  expect_close(out, "layernorm out");
-  expect_close(rstd, "layernorm rstd");
-  auto dinp = make(random(N * C)), dw = make(random(C)), db = make(random(C));  // accumulated into
-  for (auto* ctx : {cpu_.get(), gpu_.get()}) {
-    auto v = [&](Pair& p) { return ctx == cpu_.get() ? p.c.view() : p.g.view(); };
-    ops::layernorm_backward(*ctx, v(dinp), v(dw), v(db), v(dout), v(inp), v(w), v(mean), v(rstd), N, C);
-  }
-  expect_close(dinp, "layernorm dinp");
-  expect_close(dw, "layernorm dweight");
-  expect_close(db, "layernorm dbias");
 }
 
 TEST_P(CudaVsCpu, LinearForwardBackwardPaddedRows) {
@@ -181,43 +186,57 @@ TEST_P(CudaVsCpu, LinearForwardBackwardPaddedRows) {
   expect_close(db, "linear dbias");
 }
 
+// OC 104 takes the eight-column bias + GELU kernels, OC 101 the scalar ones.
 TEST_P(CudaVsCpu, GeluAndResidual) {
-  const int N = 100, OC = 101, C = 96;
-  const std::size_t n = static_cast<std::size_t>(N) * OC;
-  auto pre = make(random(n, 2.0f)), bias = make(random(OC)), y = make(random(n)), out = poisoned(n),
-       dinp = poisoned(n), dbias = make(random(OC)), sum = poisoned(n);
-  auto a = make(random(N * C, 2.0f)), b = make(random(N * C)), w = make(random(C)), lb = make(random(C));
-  auto mid = poisoned(N * C), ln = poisoned(N * C), mean = poisoned(N, true), rstd = poisoned(N, true);
-  for (auto* ctx : {cpu_.get(), gpu_.get()}) {
-    auto v = [&](Pair& p) { return ctx == cpu_.get() ? p.c.view() : p.g.view(); };
-    ops::bias_gelu_forward(*ctx, v(out), v(pre), v(bias), N, OC);
-    ops::gelu_bias_backward(*ctx, v(dinp), v(dbias), v(pre), v(y), N, OC);
-    ops::residual_forward(*ctx, v(sum), v(pre), v(y));
-    ops::residual_layernorm_forward(*ctx, v(mid), v(ln), v(mean), v(rstd), v(a), v(b), v(w), v(lb), N, C);
+  const int N = 100, C = 96;
+  for (int OC : {101, 104}) {
+    SCOPED_TRACE("OC " + std::to_string(OC));
+    const std::size_t n = static_cast<std::size_t>(N) * OC;
+    auto pre = make(random(n, 2.0f)), bias = make(random(OC)), y = make(random(n)), out = poisoned(n),
+         dinp = poisoned(n), dbias = make(random(OC)), sum = poisoned(n);
+    auto a = make(random(N * C, 2.0f)), b = make(random(N * C)), w = make(random(C)), lb = make(random(C));
+    auto mid = poisoned(N * C), ln = poisoned(N * C), mean = poisoned(N, true), rstd = poisoned(N, true);
+    for (auto* ctx : {cpu_.get(), gpu_.get()}) {
+      auto v = [&](Pair& p) { return ctx == cpu_.get() ? p.c.view() : p.g.view(); };
+      ops::bias_gelu_forward(*ctx, v(out), v(pre), v(bias), N, OC);
+      ops::gelu_bias_backward(*ctx, v(dinp), v(dbias), v(pre), v(y), N, OC);
+      ops::residual_forward(*ctx, v(sum), v(pre), v(y));
+      ops::residual_layernorm_forward(*ctx, v(mid), v(ln), v(mean), v(rstd), v(a), v(b), v(w), v(lb), N, C);
+    }
+    expect_close(pre, "gelu pre (bias added)");
+    expect_close(out, "gelu out");
+    expect_close(dinp, "gelu dinp");
+    expect_close(dbias, "gelu dbias");
+    expect_close(sum, "residual out");
+    expect_close(mid, "residual_layernorm mid");
+    expect_close(ln, "residual_layernorm out");
+    expect_close(rstd, "residual_layernorm rstd");
   }
-  expect_close(pre, "gelu pre (bias added)");
-  expect_close(out, "gelu out");
-  expect_close(dinp, "gelu dinp");
-  expect_close(dbias, "gelu dbias");
-  expect_close(sum, "residual out");
-  expect_close(mid, "residual_layernorm mid");
-  expect_close(ln, "residual_layernorm out");
-  expect_close(rstd, "residual_layernorm rstd");
 }
 
+// Two shapes: hs 16 (the materialised path in every dtype) and hs 64 with T not a multiple of
+// the 64-row tile (the flash kernels in bf16 and f16, whose att holds row statistics instead of
+// probabilities: only the output and the gradients are compared there).
 TEST_P(CudaVsCpu, CausalAttentionForwardBackward) {
-  const int B = 2, T = 40, C = 64, NH = 4;
-  auto qkv = make(random(B * T * 3 * C)), dout = make(random(B * T * C));
-  auto out = poisoned(B * T * C), att = poisoned(B * NH * T * T), dqkv = poisoned(B * T * 3 * C);
-  auto scratch_c = Buffer(Device::cpu(), dt_, ops::attention_scratch_numel(Device::cpu(), B, T, C, NH), MemCategory::workspace);
-  auto scratch_g = Buffer(Device::cuda(0), dt_, ops::attention_scratch_numel(Device::cuda(0), B, T, C, NH), MemCategory::workspace);
-  ops::attention_forward(*cpu_, out.c.view(), att.c.view(), qkv.c.view(), scratch_c.view(), B, T, C, NH);
-  ops::attention_forward(*gpu_, out.g.view(), att.g.view(), qkv.g.view(), scratch_g.view(), B, T, C, NH);
-  expect_close(out, "attention out");
-  expect_close(att, "attention probabilities");
-  ops::attention_backward(*cpu_, dqkv.c.view(), dout.c.view(), qkv.c.view(), att.c.view(), scratch_c.view(), B, T, C, NH);
-  ops::attention_backward(*gpu_, dqkv.g.view(), dout.g.view(), qkv.g.view(), att.g.view(), scratch_g.view(), B, T, C, NH);
-  expect_close(dqkv, "attention dqkv", dt_ == DType::f32 ? 1e-4 : 2e-2);
+  struct Shape { int B, T, C, NH; };
+  for (Shape s : {Shape{2, 40, 64, 4}, Shape{2, 100, 128, 2}}) {
+    const int B = s.B, T = s.T, C = s.C, NH = s.NH;
+    SCOPED_TRACE("T " + std::to_string(T) + " hs " + std::to_string(C / NH));
+    const bool flash = cuda::flash_attention_supported(dt_, C / NH, 8);
+    auto qkv = make(random(B * T * 3 * C)), dout = make(random(B * T * C));
+    auto out = poisoned(B * T * C), att = poisoned(B * NH * T * T), dqkv = poisoned(B * T * 3 * C);
+    auto scratch_c = Buffer(Device::cpu(), dt_, ops::attention_scratch_numel(Device::cpu(), B, T, C, NH), MemCategory::workspace);
+    auto scratch_g = Buffer(Device::cuda(0), dt_, ops::attention_scratch_numel(Device::cuda(0), B, T, C, NH), MemCategory::workspace);
+    ops::attention_forward(*cpu_, out.c.view(), att.c.view(), qkv.c.view(), scratch_c.view(), B, T, C, NH);
+    ops::attention_forward(*gpu_, out.g.view(), att.g.view(), qkv.g.view(), scratch_g.view(), B, T, C, NH);
+    expect_close(out, "attention out");
+    if (!flash) expect_close(att, "attention probabilities");
+    ops::attention_backward(*cpu_, dqkv.c.view(), dout.c.view(), qkv.c.view(), out.c.view(), att.c.view(),
+                            scratch_c.view(), B, T, C, NH);
+    ops::attention_backward(*gpu_, dqkv.g.view(), dout.g.view(), qkv.g.view(), out.g.view(), att.g.view(),
+                            scratch_g.view(), B, T, C, NH);
+    expect_close(dqkv, "attention dqkv", dt_ == DType::f32 ? 1e-4 : 2e-2);
+  }
 }
 
 TEST_P(CudaVsCpu, SoftmaxCrossEntropy) {
@@ -265,35 +284,42 @@ TEST_P(CudaVsCpu, EmbeddingForwardBackward) {
 }
 
 // The whole tiny GPT-2 (every kernel and the block wiring) on both devices from the same init.
+// The tiny preset (hs 8: the materialised attention), and hs 64 with T = 80 (the flash kernels in
+// bf16 and f16, over a full and a partial tile).
 TEST_P(CudaVsCpu, TinyGPT2LossAndGradients) {
-  GPT2Config c = GPT2Config::preset("tiny");
-  GPT2 model(c);
-  const int B = 4, T = 16;
-  std::vector<std::int32_t> tok(B * T), tgt(B * T);
-  for (int i = 0; i < B * T; ++i) tok[i] = static_cast<std::int32_t>(rng_() % c.vocab_size);
-  for (int i = 0; i < B * T; ++i) tgt[i] = i % 9 == 4 ? -1 : tok[(i + 1) % (B * T)];
-  ModelState sc(model, Device::cpu(), dt_), sg(model, Device::cuda(0), dt_);
-  sg.init(77);
-  sc.set_params_f32(sg.params_f32());  // the same (rounded) values on both sides
-  Activations ac(model, B, T, Device::cpu(), dt_), ag(model, B, T, Device::cuda(0), dt_);
-  ac.set_tokens(tok, tgt);
-  ag.set_tokens(tok, tgt);
-  sc.zero_grad(*cpu_);
-  sg.zero_grad(*gpu_);
-  float lc = forward(*cpu_, model, sc, ac), lg = forward(*gpu_, model, sg, ag);
-  backward(*cpu_, model, sc, ac);
-  backward(*gpu_, model, sg, ag);
-  gpu_->synchronize();
-  std::printf("  tiny GPT-2 loss cpu %.6f gpu %.6f (%s)\n", lc, lg, std::string(dtype_name(dt_)).c_str());
-  EXPECT_LT(std::abs(lc - lg) / lc, dt_ == DType::f32 ? 1e-5 : 1e-2);
-  auto gc = sc.grads_f32(), gg = sg.grads_f32();
-  double diff = 0, norm = 0;
-  for (std::size_t i = 0; i < gc.size(); ++i) {
-    ASSERT_FALSE(std::isnan(gg[i]));
-    diff += (double(gg[i]) - gc[i]) * (double(gg[i]) - gc[i]), norm += double(gc[i]) * gc[i];
+  for (int hs : {8, 64}) {
+    GPT2Config c = GPT2Config::preset("tiny");
+    if (hs == 64) c.n_embd = 128, c.n_head = 2, c.block_size = 80;
+    SCOPED_TRACE("hs " + std::to_string(hs));
+    GPT2 model(c);
+    const int B = 4, T = c.block_size;
+    std::vector<std::int32_t> tok(B * T), tgt(B * T);
+    for (int i = 0; i < B * T; ++i) tok[i] = static_cast<std::int32_t>(rng_() % c.vocab_size);
+    for (int i = 0; i < B * T; ++i) tgt[i] = i % 9 == 4 ? -1 : tok[(i + 1) % (B * T)];
+    ModelState sc(model, Device::cpu(), dt_), sg(model, Device::cuda(0), dt_);
+    sg.init(77);
+    sc.set_params_f32(sg.params_f32());  // the same (rounded) values on both sides
+    Activations ac(model, B, T, Device::cpu(), dt_), ag(model, B, T, Device::cuda(0), dt_);
+    ac.set_tokens(tok, tgt);
+    ag.set_stream(gpu_->stream());  // batches go up on the stream the kernels run on
+    ag.set_tokens(tok, tgt);
+    sc.zero_grad(*cpu_);
+    sg.zero_grad(*gpu_);
+    float lc = forward(*cpu_, model, sc, ac), lg = forward(*gpu_, model, sg, ag);
+    backward(*cpu_, model, sc, ac);
+    backward(*gpu_, model, sg, ag);
+    gpu_->synchronize();
+    std::printf("  tiny GPT-2 loss cpu %.6f gpu %.6f (%s)\n", lc, lg, std::string(dtype_name(dt_)).c_str());
+    EXPECT_LT(std::abs(lc - lg) / lc, dt_ == DType::f32 ? 1e-5 : 1e-2);
+    auto gc = sc.grads_f32(), gg = sg.grads_f32();
+    double diff = 0, norm = 0;
+    for (std::size_t i = 0; i < gc.size(); ++i) {
+      ASSERT_FALSE(std::isnan(gg[i]));
+      diff += (double(gg[i]) - gc[i]) * (double(gg[i]) - gc[i]), norm += double(gc[i]) * gc[i];
+    }
+    std::printf("  tiny GPT-2 grads rel err %.2e\n", std::sqrt(diff / norm));
+    EXPECT_LT(std::sqrt(diff / norm), dt_ == DType::f32 ? 1e-4 : 5e-2);
   }
-  std::printf("  tiny GPT-2 grads rel err %.2e\n", std::sqrt(diff / norm));
-  EXPECT_LT(std::sqrt(diff / norm), dt_ == DType::f32 ? 1e-4 : 5e-2);
 }
 
 // ---- Llama family ----
@@ -418,6 +444,7 @@ TEST_P(CudaVsCpu, TinyLlamaLossAndGradients) {
   sc.set_params_f32(sg.params_f32());
   Activations ac(model, B, T, Device::cpu(), dt_), ag(model, B, T, Device::cuda(0), dt_);
   ac.set_tokens(tok, tgt);
+  ag.set_stream(gpu_->stream());  // batches go up on the stream the kernels run on
   ag.set_tokens(tok, tgt);
   sc.zero_grad(*cpu_);
   sg.zero_grad(*gpu_);

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "models/cuda/flash_attention_rules.h"
 #include "models/cuda/launch_grid.h"
 
 namespace zt::models::cuda {
@@ -41,6 +42,31 @@ TEST(LaunchGrid, QkNormRowsOfLongSequencesStayWithinGridLimits) {
   }
   // The shape that needed the stride: more chunks than gridDim.y can hold.
   EXPECT_GT((16 * 8192 * 64 + kRowsPerChunk - 1) / kRowsPerChunk, static_cast<int>(kMaxGridY));
+}
+
+// The flash attention kernels take 16-bit storage with hs 64 and 16-byte aligned rows; the rest
+// take the materialised path (models/ops/attention.cu asks this before launching them).
+TEST(FlashAttentionRules, TakesSixteenBitHeadSize64AlignedOnly) {
+  EXPECT_TRUE(flash_attention_supported(DType::bf16, 64, 8));
+  EXPECT_TRUE(flash_attention_supported(DType::f16, 64, 16));
+  EXPECT_FALSE(flash_attention_supported(DType::f32, 64, 8));   // fp32 runs keep TF32 products
+  EXPECT_FALSE(flash_attention_supported(DType::bf16, 128, 8));  // written for hs 64
+  EXPECT_FALSE(flash_attention_supported(DType::bf16, 16, 8));
+  EXPECT_FALSE(flash_attention_supported(DType::bf16, 64, 4));   // rows not 16-byte aligned
+}
+
+TEST(FlashAttentionRules, OneBlockPerTileOfEveryHeadAndStatisticsPerRow) {
+  // GPT-2 124M at T 1024 and a partial last tile; the forward and dq kernels walk tiles from the
+  // last one (blockIdx.y = 0) back, so the grid must hold every tile exactly.
+  struct Shape { int bh, T; unsigned tiles; };
+  for (Shape s : {Shape{16 * 12, 1024, 16}, Shape{8 * 2, 100, 2}, Shape{1, 1, 1}, Shape{2, 64, 1}, Shape{2, 65, 2}}) {
+    const FlashGrid g = flash_attention_grid(s.bh, s.T);
+    EXPECT_EQ(g.x, static_cast<unsigned>(s.bh));
+    EXPECT_EQ(g.y, s.tiles) << "T " << s.T;
+  }
+  EXPECT_EQ(flash_attention_stats_floats(16, 12, 1024), 16 * 12 * 1024);
+  // The statistics live in att's (B, NH, T, T) 16-bit elements: two per float, so T >= 2 fits.
+  EXPECT_LE(2 * flash_attention_stats_floats(16, 12, 1024), std::int64_t{16} * 12 * 1024 * 1024);
 }
 
 }  // namespace

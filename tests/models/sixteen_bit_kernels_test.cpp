@@ -216,10 +216,10 @@ TEST_P(SixteenBitKernels, CausalAttentionIsTheFp32OpRoundedOnce) {
   // Backward reads the stored (rounded) probabilities: the fp32 side gets them widened.
   convert_host(att.stored.data(), dt_, att.wide.data(), DType::f32, att.wide.numel());
   Tensor dout = make(static_cast<std::size_t>(B) * T * C, 33), dqkv = poisoned(qkv.wide.numel());
-  ops::attention_backward(*ctx16_, dqkv.stored.view(), dout.stored.view(), qkv.stored.view(), att.stored.view(),
-                          scratch.stored.view(), B, T, C, NH);
-  ops::attention_backward(*ctx32_, dqkv.wide.view(), dout.wide.view(), qkv.wide.view(), att.wide.view(),
-                          scratch.wide.view(), B, T, C, NH);
+  ops::attention_backward(*ctx16_, dqkv.stored.view(), dout.stored.view(), qkv.stored.view(), out.stored.view(),
+                          att.stored.view(), scratch.stored.view(), B, T, C, NH);
+  ops::attention_backward(*ctx32_, dqkv.wide.view(), dout.wide.view(), qkv.wide.view(), out.wide.view(),
+                          att.wide.view(), scratch.wide.view(), B, T, C, NH);
   expect_rounded_equal(dqkv, "dqkv");
 }
 

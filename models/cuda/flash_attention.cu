@@ -1,0 +1,385 @@
+// Flash attention kernels (flash_attention.h). A block of 4 warps takes 64 query rows (forward,
+// dq) or 64 key rows (dk, dv), 16 per warp, and walks the tiles of the other side through shared
+// memory. The products are mma.sync m16n8k16 (bf16 or f16 in, fp32 accumulators); a product's
+// accumulator fragment is laid out as the next product's A operand, so scores and probabilities
+// never leave registers. Exponentials are base 2 with the softmax scale folded in: the saved
+// statistic of a row is m + log2(l) in that unit.
+#include "models/cuda/flash_attention.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "models/cuda/storage.cuh"
+
+namespace zt::models::cuda {
+
+namespace {
+
+constexpr int kD = kFlashHeadSize;
+constexpr int kTile = kFlashTile;
+constexpr int kThreads = 128;        // 4 warps, 16 rows each
+constexpr int kLd = kD + 8;          // shared-memory row pitch: 144 bytes spreads a warp's rows over the banks
+constexpr float kLog2e = 1.4426950408889634f;
+
+// ---- the m16n8k16 product and its fragments ------------------------------------------------
+// With g = lane / 4 and t = lane % 4: A (16 x 16, row-major) holds rows g and g + 8, columns
+// 2t, 2t + 1 (registers 0 and 1) and 2t + 8, 2t + 9 (registers 2 and 3, in the order row g, row
+// g + 8); B (16 x 8) holds rows 2t, 2t + 1 and 2t + 8, 2t + 9 of column g; the accumulator
+// (16 x 8) holds rows g (elements 0, 1) and g + 8 (elements 2, 3), columns 2t, 2t + 1.
+
+template <typename S> __device__ __forceinline__ void mma(float* c, const std::uint32_t* a, std::uint32_t b0,
+                                                          std::uint32_t b1);
+template <> __device__ __forceinline__ void mma<__nv_bfloat16>(float* c, const std::uint32_t* a, std::uint32_t b0,
+                                                               std::uint32_t b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+               "{%0,%1,%2,%3};\n"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+template <> __device__ __forceinline__ void mma<__half>(float* c, const std::uint32_t* a, std::uint32_t b0,
+                                                        std::uint32_t b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+               "{%0,%1,%2,%3};\n"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// Two floats as one register of two 16-bit values, the first in the low half.
+template <typename S> __device__ __forceinline__ std::uint32_t pack(float lo, float hi);
+template <> __device__ __forceinline__ std::uint32_t pack<__nv_bfloat16>(float lo, float hi) {
+  __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<std::uint32_t*>(&v);
+}
+template <> __device__ __forceinline__ std::uint32_t pack<__half>(float lo, float hi) {
+  __half2 v = __floats2half2_rn(lo, hi);
+  return *reinterpret_cast<std::uint32_t*>(&v);
+}
+
+template <typename S> using Tile = S[kTile][kLd];
+
+// Two adjacent elements of a row (an A fragment's register, or B's when B is the tile transposed).
+template <typename S> __device__ __forceinline__ std::uint32_t pair(const Tile<S>& t, int r, int c) {
+  return *reinterpret_cast<const std::uint32_t*>(&t[r][c]);
+}
+// Two elements of a column, rows r and r + 1 (B's register when B is the tile as stored).
+template <typename S> __device__ __forceinline__ std::uint32_t column_pair(const Tile<S>& t, int r, int c) {
+  const unsigned short lo = *reinterpret_cast<const unsigned short*>(&t[r][c]);
+  const unsigned short hi = *reinterpret_cast<const unsigned short*>(&t[r + 1][c]);
+  return static_cast<std::uint32_t>(lo) | (static_cast<std::uint32_t>(hi) << 16);
+}
+
+// The A fragments of this warp's 16 rows (row0 .. row0 + 15) of a tile, for k = 0 .. 63.
+template <typename S> __device__ __forceinline__ void load_a(std::uint32_t (&a)[4][4], const Tile<S>& t, int row0) {
+  const int lane = threadIdx.x % 32, g = lane / 4, c = 2 * (lane % 4);
+#pragma unroll
+  for (int kc = 0; kc < 4; ++kc) {
+    a[kc][0] = pair(t, row0 + g, kc * 16 + c);
+    a[kc][1] = pair(t, row0 + g + 8, kc * 16 + c);
+    a[kc][2] = pair(t, row0 + g, kc * 16 + c + 8);
+    a[kc][3] = pair(t, row0 + g + 8, kc * 16 + c + 8);
+  }
+}
+
+// acc (16 x 64) = A (16 x 64, fragments) * tile^T: column n of the result is row n of the tile.
+template <typename S>
+__device__ __forceinline__ void product_with_rows(float (&acc)[8][4], const std::uint32_t (&a)[4][4], const Tile<S>& t) {
+  const int lane = threadIdx.x % 32, g = lane / 4, c = 2 * (lane % 4);
+#pragma unroll
+  for (int nt = 0; nt < 8; ++nt) {
+    acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.0f;
+#pragma unroll
+    for (int kc = 0; kc < 4; ++kc) mma<S>(acc[nt], a[kc], pair(t, nt * 8 + g, kc * 16 + c), pair(t, nt * 8 + g, kc * 16 + c + 8));
+  }
+}
+
+// acc (16 x 64) += P (16 x 64, accumulator fragments rounded to S) * tile.
+template <typename S>
+__device__ __forceinline__ void accumulate_with_tile(float (&acc)[8][4], const float (&p)[8][4], const Tile<S>& t) {
+  const int lane = threadIdx.x % 32, g = lane / 4, c = 2 * (lane % 4);
+#pragma unroll
+  for (int kc = 0; kc < 4; ++kc) {
+    const std::uint32_t a[4] = {pack<S>(p[2 * kc][0], p[2 * kc][1]), pack<S>(p[2 * kc][2], p[2 * kc][3]),
+                                pack<S>(p[2 * kc + 1][0], p[2 * kc + 1][1]), pack<S>(p[2 * kc + 1][2], p[2 * kc + 1][3])};
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt)
+      mma<S>(acc[nt], a, column_pair(t, kc * 16 + c, nt * 8 + g), column_pair(t, kc * 16 + c + 8, nt * 8 + g));
+  }
+}
+
+// Rows first .. first + 63 of one head into a tile, 16 bytes a thread at a time; rows at or past
+// T are zeros.
+template <typename S> __device__ __forceinline__ void load_tile(Tile<S>& t, const S* head, std::int64_t row_stride,
+                                                               int first, int T) {
+  for (int i = threadIdx.x; i < kTile * kD / 8; i += kThreads) {
+    const int r = i / (kD / 8), c = (i % (kD / 8)) * 8;
+    uint4 v = make_uint4(0, 0, 0, 0);
+    if (first + r < T) v = *reinterpret_cast<const uint4*>(head + (first + r) * row_stride + c);
+    *reinterpret_cast<uint4*>(&t[r][c]) = v;
+  }
+}
+
+// A warp's 16 rows of an accumulator (scaled per row) into rows row0 .. row0 + 15 of a head.
+template <typename S> __device__ __forceinline__ void store_rows(S* head, std::int64_t row_stride, int row0, int T,
+                                                                const float (&acc)[8][4], float scale0, float scale1) {
+  const int lane = threadIdx.x % 32, g = lane / 4, c = 2 * (lane % 4);
+#pragma unroll
+  for (int nt = 0; nt < 8; ++nt) {
+    if (row0 + g < T)
+      *reinterpret_cast<std::uint32_t*>(head + (row0 + g) * row_stride + nt * 8 + c) =
+          pack<S>(acc[nt][0] * scale0, acc[nt][1] * scale0);
+    if (row0 + g + 8 < T)
+      *reinterpret_cast<std::uint32_t*>(head + (row0 + g + 8) * row_stride + nt * 8 + c) =
+          pack<S>(acc[nt][2] * scale1, acc[nt][3] * scale1);
+  }
+}
+
+__device__ __forceinline__ float quad_max(float v) {
+  v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 1));
+  return fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 2));
+}
+__device__ __forceinline__ float quad_sum(float v) {
+  v += __shfl_xor_sync(0xffffffffu, v, 1);
+  return v + __shfl_xor_sync(0xffffffffu, v, 2);
+}
+
+struct Pointers {
+  const void *q, *k, *v, *y, *dy;
+  float* stats;  // written by forward, read by backward
+  float* dot;    // rowsum(dy * y)
+  void *out, *dq, *dk, *dv;
+};
+
+template <typename S> __device__ __forceinline__ const S* head_of(const void* base, const HeadsLayout& l, int b, int h) {
+  return static_cast<const S*>(base) + b * l.batch + h * l.head;
+}
+template <typename S> __device__ __forceinline__ S* head_of(void* base, const HeadsLayout& l, int b, int h) {
+  return static_cast<S*>(base) + b * l.batch + h * l.head;
+}
+
+// ---- forward ------------------------------------------------------------------------------------
+
+template <typename S>
+__global__ void __launch_bounds__(kThreads) flash_forward_kernel(FlashAttention a, Pointers p, float scale_log2) {
+  __shared__ __align__(16) Tile<S> sq, sk, sv;
+  const int bh = blockIdx.x, b = bh / a.NH, h = bh % a.NH, hk = h / a.group;
+  const int tiles = (a.T + kTile - 1) / kTile;
+  const int qt = tiles - 1 - static_cast<int>(blockIdx.y);  // the longest rows first
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, c = 2 * (lane % 4);
+  const S* q = head_of<S>(p.q, a.q, b, h);
+  const S* k = head_of<S>(p.k, a.k, b, hk);
+  const S* v = head_of<S>(p.v, a.v, b, hk);
+  const int row0 = qt * kTile + warp * 16;  // this warp's first query row
+
+  load_tile<S>(sq, q, a.q.row, qt * kTile, a.T);
+  __syncthreads();
+  std::uint32_t qa[4][4];
+  load_a<S>(qa, sq, warp * 16);
+
+  float o[8][4] = {};
+  float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.0f, l1 = 0.0f;  // rows g and g + 8
+  for (int kt = 0; kt <= qt; ++kt) {
+    __syncthreads();
+    load_tile<S>(sk, k, a.k.row, kt * kTile, a.T);
+    load_tile<S>(sv, v, a.v.row, kt * kTile, a.T);
+    __syncthreads();
+    float s[8][4];
+    product_with_rows<S>(s, qa, sk);
+    float mx0 = -INFINITY, mx1 = -INFINITY;
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int key = kt * kTile + nt * 8 + c + (e & 1), row = row0 + g + (e < 2 ? 0 : 8);
+        s[nt][e] = key <= row && key < a.T ? s[nt][e] * scale_log2 : -INFINITY;
+        if (e < 2) mx0 = fmaxf(mx0, s[nt][e]); else mx1 = fmaxf(mx1, s[nt][e]);
+      }
+    // Key 0 is in every row's first tile, so the running maximum is finite from then on.
+    const float n0 = fmaxf(m0, quad_max(mx0)), n1 = fmaxf(m1, quad_max(mx1));
+    const float alpha0 = exp2f(m0 - n0), alpha1 = exp2f(m1 - n1);
+    m0 = n0, m1 = n1;
+    float r0 = 0.0f, r1 = 0.0f;
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt) {
+      s[nt][0] = exp2f(s[nt][0] - n0), s[nt][1] = exp2f(s[nt][1] - n0);
+      s[nt][2] = exp2f(s[nt][2] - n1), s[nt][3] = exp2f(s[nt][3] - n1);
+      r0 += s[nt][0] + s[nt][1], r1 += s[nt][2] + s[nt][3];
+      o[nt][0] *= alpha0, o[nt][1] *= alpha0, o[nt][2] *= alpha1, o[nt][3] *= alpha1;
+    }
+    l0 = l0 * alpha0 + r0, l1 = l1 * alpha1 + r1;
+    accumulate_with_tile<S>(o, s, sv);
+  }
+  l0 = quad_sum(l0), l1 = quad_sum(l1);
+  store_rows<S>(head_of<S>(p.out, a.y, b, h), a.y.row, row0, a.T, o, 1.0f / l0, 1.0f / l1);
+  if (lane % 4 == 0) {
+    float* stats = p.stats + static_cast<std::int64_t>(bh) * a.T;
+    if (row0 + g < a.T) stats[row0 + g] = m0 + log2f(l0);
+    if (row0 + g + 8 < a.T) stats[row0 + g + 8] = m1 + log2f(l1);
+  }
+}
+
+// ---- backward -----------------------------------------------------------------------------------
+
+// dot[bh, t] = sum_d dy * y, a warp a row.
+template <typename S> __global__ void flash_dot_kernel(FlashAttention a, Pointers p) {
+  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * (kThreads / 32) + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (row >= static_cast<std::int64_t>(a.B) * a.NH * a.T) return;
+  const int bh = static_cast<int>(row / a.T), t = static_cast<int>(row % a.T), b = bh / a.NH, h = bh % a.NH;
+  const S* y = head_of<S>(p.y, a.y, b, h) + t * a.y.row;
+  const S* dy = head_of<S>(p.dy, a.y, b, h) + t * a.y.row;
+  float d = load(y + 2 * lane) * load(dy + 2 * lane) + load(y + 2 * lane + 1) * load(dy + 2 * lane + 1);
+  d = warp_sum(d);
+  if (lane == 0) p.dot[row] = d;
+}
+
+// dk, dv of 64 keys: over the query heads of their group and the query tiles at or after them.
+template <typename S>
+__global__ void __launch_bounds__(kThreads) flash_dkdv_kernel(FlashAttention a, Pointers p, float scale_log2,
+                                                              float scale) {
+  __shared__ __align__(16) Tile<S> sq, sdy;
+  __shared__ float sstat[kTile], sdot[kTile];
+  const int bh = blockIdx.x, b = bh / (a.NH / a.group), hk = bh % (a.NH / a.group);
+  const int tiles = (a.T + kTile - 1) / kTile;
+  const int kt = blockIdx.y;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, c = 2 * (lane % 4);
+  const int key0 = kt * kTile + warp * 16;  // this warp's first key
+
+  std::uint32_t ka[4][4], va[4][4];
+  {  // this warp's keys and values as A fragments, through the two tiles
+    load_tile<S>(sq, head_of<S>(p.k, a.k, b, hk), a.k.row, kt * kTile, a.T);
+    load_tile<S>(sdy, head_of<S>(p.v, a.v, b, hk), a.v.row, kt * kTile, a.T);
+    __syncthreads();
+    load_a<S>(ka, sq, warp * 16);
+    load_a<S>(va, sdy, warp * 16);
+  }
+  float dk[8][4] = {}, dv[8][4] = {};
+  for (int h = hk * a.group; h < (hk + 1) * a.group; ++h) {
+    const int qh = b * a.NH + h;
+    for (int qt = kt; qt < tiles; ++qt) {
+      __syncthreads();
+      load_tile<S>(sq, head_of<S>(p.q, a.q, b, h), a.q.row, qt * kTile, a.T);
+      load_tile<S>(sdy, head_of<S>(p.dy, a.y, b, h), a.y.row, qt * kTile, a.T);
+      for (int i = threadIdx.x; i < kTile; i += kThreads) {
+        const int t = qt * kTile + i;
+        sstat[i] = t < a.T ? p.stats[static_cast<std::int64_t>(qh) * a.T + t] : 0.0f;
+        sdot[i] = t < a.T ? p.dot[static_cast<std::int64_t>(qh) * a.T + t] : 0.0f;
+      }
+      __syncthreads();
+      // P^T (this warp's 16 keys x 64 queries) from the recomputed scores.
+      float pt[8][4], dpt[8][4];
+      product_with_rows<S>(pt, ka, sq);
+#pragma unroll
+      for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int col = nt * 8 + c + (e & 1), query = qt * kTile + col, key = key0 + g + (e < 2 ? 0 : 8);
+          pt[nt][e] = key <= query && query < a.T ? exp2f(pt[nt][e] * scale_log2 - sstat[col]) : 0.0f;
+        }
+      accumulate_with_tile<S>(dv, pt, sdy);  // dv += P^T dy
+      product_with_rows<S>(dpt, va, sdy);    // dP^T = v dy^T
+#pragma unroll
+      for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) dpt[nt][e] = pt[nt][e] * (dpt[nt][e] - sdot[nt * 8 + c + (e & 1)]);
+      accumulate_with_tile<S>(dk, dpt, sq);  // dk += dS^T q (times the scale, below)
+    }
+  }
+  store_rows<S>(head_of<S>(p.dk, a.k, b, hk), a.k.row, key0, a.T, dk, scale, scale);
+  store_rows<S>(head_of<S>(p.dv, a.v, b, hk), a.v.row, key0, a.T, dv, 1.0f, 1.0f);
+}
+
+// dq of 64 query rows: over the key tiles at or before them.
+template <typename S>
+__global__ void __launch_bounds__(kThreads) flash_dq_kernel(FlashAttention a, Pointers p, float scale_log2,
+                                                            float scale) {
+  __shared__ __align__(16) Tile<S> sk, sv;
+  const int bh = blockIdx.x, b = bh / a.NH, h = bh % a.NH, hk = h / a.group;
+  const int tiles = (a.T + kTile - 1) / kTile;
+  const int qt = tiles - 1 - static_cast<int>(blockIdx.y);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, c = 2 * (lane % 4);
+  const int row0 = qt * kTile + warp * 16;
+
+  std::uint32_t qa[4][4], dya[4][4];
+  {
+    load_tile<S>(sk, head_of<S>(p.q, a.q, b, h), a.q.row, qt * kTile, a.T);
+    load_tile<S>(sv, head_of<S>(p.dy, a.y, b, h), a.y.row, qt * kTile, a.T);
+    __syncthreads();
+    load_a<S>(qa, sk, warp * 16);
+    load_a<S>(dya, sv, warp * 16);
+  }
+  const std::int64_t srow = static_cast<std::int64_t>(bh) * a.T;
+  const float st0 = row0 + g < a.T ? p.stats[srow + row0 + g] : 0.0f;
+  const float st1 = row0 + g + 8 < a.T ? p.stats[srow + row0 + g + 8] : 0.0f;
+  const float dot0 = row0 + g < a.T ? p.dot[srow + row0 + g] : 0.0f;
+  const float dot1 = row0 + g + 8 < a.T ? p.dot[srow + row0 + g + 8] : 0.0f;
+  const S* k = head_of<S>(p.k, a.k, b, hk);
+  const S* v = head_of<S>(p.v, a.v, b, hk);
+  float dq[8][4] = {};
+  for (int kt = 0; kt <= qt; ++kt) {
+    __syncthreads();
+    load_tile<S>(sk, k, a.k.row, kt * kTile, a.T);
+    load_tile<S>(sv, v, a.v.row, kt * kTile, a.T);
+    __syncthreads();
+    float pr[8][4], dp[8][4];
+    product_with_rows<S>(pr, qa, sk);  // scores
+    product_with_rows<S>(dp, dya, sv);  // dP = dy v^T
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int key = kt * kTile + nt * 8 + c + (e & 1), row = row0 + g + (e < 2 ? 0 : 8);
+        const float prob = key <= row && key < a.T ? exp2f(pr[nt][e] * scale_log2 - (e < 2 ? st0 : st1)) : 0.0f;
+        pr[nt][e] = prob * (dp[nt][e] - (e < 2 ? dot0 : dot1));  // dS
+      }
+    accumulate_with_tile<S>(dq, pr, sk);  // dq += dS k
+  }
+  store_rows<S>(head_of<S>(p.dq, a.q, b, h), a.q.row, row0, a.T, dq, scale, scale);
+}
+
+template <typename S> void launch_forward(const FlashAttention& a, const Pointers& p, cudaStream_t s) {
+  const FlashGrid grid = flash_attention_grid(a.B * a.NH, a.T);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(kD));
+  flash_forward_kernel<S><<<dim3(grid.x, grid.y), kThreads, 0, s>>>(a, p, scale * kLog2e);
+}
+
+template <typename S> void launch_backward(const FlashAttention& a, const Pointers& p, cudaStream_t s) {
+  const FlashGrid grid = flash_attention_grid(a.B * a.NH, a.T);
+  const FlashGrid kv_grid = flash_attention_grid(a.B * (a.NH / a.group), a.T);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(kD));
+  flash_dot_kernel<S><<<blocks_for(static_cast<std::size_t>(a.B) * a.NH * a.T * 32, kThreads), kThreads, 0, s>>>(a, p);
+  flash_dkdv_kernel<S><<<dim3(kv_grid.x, kv_grid.y), kThreads, 0, s>>>(a, p, scale * kLog2e, scale);
+  flash_dq_kernel<S><<<dim3(grid.x, grid.y), kThreads, 0, s>>>(a, p, scale * kLog2e, scale);
+}
+
+void check(const FlashAttention& a, DType dt) {
+  if (!flash_attention_supported(dt, kD, 8) || a.group < 1 || a.NH % a.group != 0 ||
+      static_cast<std::int64_t>(a.T) > static_cast<std::int64_t>(kMaxGridY) * kTile)
+    throw std::invalid_argument("flash attention: unsupported case");
+}
+
+}  // namespace
+
+void flash_attention_forward(const FlashAttention& a, const void* q, const void* k, const void* v, void* y,
+                             float* stats, DType dt, cudaStream_t s) {
+  check(a, dt);
+  Pointers p{q, k, v, nullptr, nullptr, stats, nullptr, y, nullptr, nullptr, nullptr};
+  if (dt == DType::bf16) launch_forward<__nv_bfloat16>(a, p, s);
+  else launch_forward<__half>(a, p, s);
+  check_launch();
+}
+
+void flash_attention_backward(const FlashAttention& a, const void* q, const void* k, const void* v, const void* y,
+                              const void* dy, const float* stats, float* scratch, void* dq, void* dk, void* dv,
+                              DType dt, cudaStream_t s) {
+  check(a, dt);
+  // Backward only reads the statistics; Pointers holds one non-const field for both passes.
+  Pointers p{q, k, v, y, dy, const_cast<float*>(stats), scratch, nullptr, dq, dk, dv};
+  if (dt == DType::bf16) launch_backward<__nv_bfloat16>(a, p, s);
+  else launch_backward<__half>(a, p, s);
+  check_launch();
+}
+
+}  // namespace zt::models::cuda

@@ -1,0 +1,42 @@
+// Causal attention that never writes the (T, T) score matrix: the scores of a 64 x 64 tile live
+// in registers, the softmax runs online over the key tiles (flash attention), and backward
+// recomputes them from the row statistics forward saved. Backward is two kernels, one over key
+// tiles (dk, dv) and one over query tiles (dq), so that no gradient is accumulated with atomics
+// and every run gives the same bits. 16-bit storage (bf16, f16) and head size 64, with the tensor
+// cores' m16n8k16 products accumulating in fp32; other cases take the materialised path
+// (attention_core.h). The rules (supported cases, sizes, grid) are in flash_attention_rules.h.
+// Only compiled with the CUDA backend.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "core/dtype.h"
+#include "models/cuda/flash_attention_rules.h"
+
+namespace zt::models::cuda {
+
+// Where element (b, h, t, d) of a tensor of heads lies: base + b*batch + h*head + t*row + d,
+// strides in elements. Heads split out as (B, NH, T, hs) and heads inside the rows of a fused
+// (B, T, 3C) qkv tensor are both this, so the kernels read and write either without a permute.
+struct HeadsLayout {
+  std::int64_t batch = 0, head = 0, row = 0;
+};
+
+struct FlashAttention {
+  int B = 0, NH = 0, T = 0;
+  int group = 1;  // query heads per key/value head (grouped-query attention); 1 for GPT-2
+  HeadsLayout q, k, v, y;
+};
+
+// y = softmax(q k^T / sqrt(64), causal) v, and stats (flash_attention_stats_floats) for backward.
+void flash_attention_forward(const FlashAttention& a, const void* q, const void* k, const void* v, void* y,
+                             float* stats, DType dt, cudaStream_t s);
+// dq, dk, dv (in the layouts of q, k, v) overwritten from dy (in y's layout); dk and dv summed
+// over the query heads of their group. scratch: flash_attention_scratch_floats floats.
+void flash_attention_backward(const FlashAttention& a, const void* q, const void* k, const void* v, const void* y,
+                              const void* dy, const float* stats, float* scratch, void* dq, void* dk, void* dv,
+                              DType dt, cudaStream_t s);
+
+}  // namespace zt::models::cuda

@@ -1,0 +1,37 @@
+// The flash attention kernels' rules in plain C++ (models/cuda/flash_attention.h), so that the
+// CPU tests check them on machines without a GPU: which cases the kernels take, how much memory
+// they need beside their inputs, and their grids.
+#pragma once
+
+#include <cstdint>
+
+#include "core/dtype.h"
+#include "models/cuda/launch_grid.h"
+
+namespace zt::models::cuda {
+
+inline constexpr int kFlashHeadSize = 64;  // hs the kernels are written for
+inline constexpr int kFlashTile = 64;      // query rows and key columns a block takes at a time
+
+// 16-bit storage (the tensor cores' bf16/f16 products), hs 64, and every base and stride a
+// multiple of 8 elements (the tiles are loaded 16 bytes at a time).
+inline bool flash_attention_supported(DType dt, int hs, std::int64_t alignment_elements) {
+  return (dt == DType::bf16 || dt == DType::f16) && hs == kFlashHeadSize && alignment_elements % 8 == 0;
+}
+
+// Row statistics forward saves for backward: one float per (b, h, t), the log-sum-exp of the row.
+inline std::int64_t flash_attention_stats_floats(int B, int NH, int T) {
+  return static_cast<std::int64_t>(B) * NH * T;
+}
+// Backward's scratch: rowsum(dy * y) per (b, h, t).
+inline std::int64_t flash_attention_scratch_floats(int B, int NH, int T) { return flash_attention_stats_floats(B, NH, T); }
+
+// Grid of every flash kernel: x over (batch, head) pairs, y over the 64-row tiles of T.
+struct FlashGrid {
+  unsigned x = 1, y = 1;
+};
+inline FlashGrid flash_attention_grid(int batch_heads, int T) {
+  return {row_blocks(batch_heads, 1), std::min(kMaxGridY, row_blocks(T, kFlashTile))};
+}
+
+}  // namespace zt::models::cuda
