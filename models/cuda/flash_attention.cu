@@ -121,6 +121,25 @@ template <typename S> __device__ __forceinline__ void load_tile(Tile<S>& t, cons
   }
 }
 
+// The same without waiting: cp.async copies that land while the block computes on the other
+// buffer (rows at or past T are zero-filled: a source size of 0 reads nothing). Completed by
+// cp_async_wait and made visible to the block by the __syncthreads after it.
+template <typename S> __device__ __forceinline__ void issue_tile(Tile<S>& t, const S* head, std::int64_t row_stride,
+                                                                int first, int T) {
+  for (int i = threadIdx.x; i < kTile * kD / 8; i += kThreads) {
+    const int r = i / (kD / 8), c = (i % (kD / 8)) * 8;
+    const bool inside = first + r < T;
+    const S* src = inside ? head + (first + r) * row_stride + c : head;
+    const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(&t[r][c]));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(inside ? 16 : 0));
+  }
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+// Waits until at most `pending` of this thread's committed groups are still in flight.
+template <int pending> __device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(pending));
+}
+
 // A warp's 16 rows of an accumulator (scaled per row) into rows row0 .. row0 + 15 of a head.
 template <typename S> __device__ __forceinline__ void store_rows(S* head, std::int64_t row_stride, int row0, int T,
                                                                 const float (&acc)[8][4], float scale0, float scale1) {
@@ -163,7 +182,7 @@ template <typename S> __device__ __forceinline__ S* head_of(void* base, const He
 
 template <typename S>
 __global__ void __launch_bounds__(kThreads) flash_forward_kernel(FlashAttention a, Pointers p, float scale_log2) {
-  __shared__ __align__(16) Tile<S> sq, sk, sv;
+  __shared__ __align__(16) Tile<S> sq, sk[2], sv[2];  // keys and values double-buffered
   const int bh = blockIdx.x, b = bh / a.NH, h = bh % a.NH, hk = h / a.group;
   const int tiles = (a.T + kTile - 1) / kTile;
   const int qt = tiles - 1 - static_cast<int>(blockIdx.y);  // the longest rows first
@@ -173,6 +192,9 @@ __global__ void __launch_bounds__(kThreads) flash_forward_kernel(FlashAttention 
   const S* v = head_of<S>(p.v, a.v, b, hk);
   const int row0 = qt * kTile + warp * 16;  // this warp's first query row
 
+  issue_tile<S>(sk[0], k, a.k.row, 0, a.T);
+  issue_tile<S>(sv[0], v, a.v.row, 0, a.T);
+  cp_async_commit();
   load_tile<S>(sq, q, a.q.row, qt * kTile, a.T);
   __syncthreads();
   std::uint32_t qa[4][4];
@@ -181,12 +203,18 @@ __global__ void __launch_bounds__(kThreads) flash_forward_kernel(FlashAttention 
   float o[8][4] = {};
   float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.0f, l1 = 0.0f;  // rows g and g + 8
   for (int kt = 0; kt <= qt; ++kt) {
-    __syncthreads();
-    load_tile<S>(sk, k, a.k.row, kt * kTile, a.T);
-    load_tile<S>(sv, v, a.v.row, kt * kTile, a.T);
+    const int buf = kt % 2;
+    if (kt < qt) {  // the next tile into the other buffer, read by nobody since the last iteration
+      issue_tile<S>(sk[1 - buf], k, a.k.row, (kt + 1) * kTile, a.T);
+      issue_tile<S>(sv[1 - buf], v, a.v.row, (kt + 1) * kTile, a.T);
+      cp_async_commit();
+      cp_async_wait<1>();
+    } else {
+      cp_async_wait<0>();
+    }
     __syncthreads();
     float s[8][4];
-    product_with_rows<S>(s, qa, sk);
+    product_with_rows<S>(s, qa, sk[buf]);
     float mx0 = -INFINITY, mx1 = -INFINITY;
 #pragma unroll
     for (int nt = 0; nt < 8; ++nt)
@@ -209,7 +237,8 @@ __global__ void __launch_bounds__(kThreads) flash_forward_kernel(FlashAttention 
       o[nt][0] *= alpha0, o[nt][1] *= alpha0, o[nt][2] *= alpha1, o[nt][3] *= alpha1;
     }
     l0 = l0 * alpha0 + r0, l1 = l1 * alpha1 + r1;
-    accumulate_with_tile<S>(o, s, sv);
+    accumulate_with_tile<S>(o, s, sv[buf]);
+    __syncthreads();  // every warp is done with this buffer before the next iteration refills it
   }
   l0 = quad_sum(l0), l1 = quad_sum(l1);
   store_rows<S>(head_of<S>(p.out, a.y, b, h), a.y.row, row0, a.T, o, 1.0f / l0, 1.0f / l1);
@@ -239,53 +268,67 @@ template <typename S> __global__ void flash_dot_kernel(FlashAttention a, Pointer
 template <typename S>
 __global__ void __launch_bounds__(kThreads) flash_dkdv_kernel(FlashAttention a, Pointers p, float scale_log2,
                                                               float scale) {
-  __shared__ __align__(16) Tile<S> sq, sdy;
-  __shared__ float sstat[kTile], sdot[kTile];
+  __shared__ __align__(16) Tile<S> sq[2], sdy[2];  // queries and their output gradients double-buffered
+  __shared__ float sstat[2][kTile], sdot[2][kTile];
   const int bh = blockIdx.x, b = bh / (a.NH / a.group), hk = bh % (a.NH / a.group);
   const int tiles = (a.T + kTile - 1) / kTile;
   const int kt = blockIdx.y;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, c = 2 * (lane % 4);
   const int key0 = kt * kTile + warp * 16;  // this warp's first key
 
-  std::uint32_t ka[4][4], va[4][4];
-  {  // this warp's keys and values as A fragments, through the two tiles
-    load_tile<S>(sq, head_of<S>(p.k, a.k, b, hk), a.k.row, kt * kTile, a.T);
-    load_tile<S>(sdy, head_of<S>(p.v, a.v, b, hk), a.v.row, kt * kTile, a.T);
-    __syncthreads();
-    load_a<S>(ka, sq, warp * 16);
-    load_a<S>(va, sdy, warp * 16);
-  }
-  float dk[8][4] = {}, dv[8][4] = {};
-  for (int h = hk * a.group; h < (hk + 1) * a.group; ++h) {
-    const int qh = b * a.NH + h;
-    for (int qt = kt; qt < tiles; ++qt) {
-      __syncthreads();
-      load_tile<S>(sq, head_of<S>(p.q, a.q, b, h), a.q.row, qt * kTile, a.T);
-      load_tile<S>(sdy, head_of<S>(p.dy, a.y, b, h), a.y.row, qt * kTile, a.T);
-      for (int i = threadIdx.x; i < kTile; i += kThreads) {
-        const int t = qt * kTile + i;
-        sstat[i] = t < a.T ? p.stats[static_cast<std::int64_t>(qh) * a.T + t] : 0.0f;
-        sdot[i] = t < a.T ? p.dot[static_cast<std::int64_t>(qh) * a.T + t] : 0.0f;
-      }
-      __syncthreads();
-      // P^T (this warp's 16 keys x 64 queries) from the recomputed scores.
-      float pt[8][4], dpt[8][4];
-      product_with_rows<S>(pt, ka, sq);
-#pragma unroll
-      for (int nt = 0; nt < 8; ++nt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int col = nt * 8 + c + (e & 1), query = qt * kTile + col, key = key0 + g + (e < 2 ? 0 : 8);
-          pt[nt][e] = key <= query && query < a.T ? exp2f(pt[nt][e] * scale_log2 - sstat[col]) : 0.0f;
-        }
-      accumulate_with_tile<S>(dv, pt, sdy);  // dv += P^T dy
-      product_with_rows<S>(dpt, va, sdy);    // dP^T = v dy^T
-#pragma unroll
-      for (int nt = 0; nt < 8; ++nt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) dpt[nt][e] = pt[nt][e] * (dpt[nt][e] - sdot[nt * 8 + c + (e & 1)]);
-      accumulate_with_tile<S>(dk, dpt, sq);  // dk += dS^T q (times the scale, below)
+  // Step i takes query head hk * group + i / span and query tile kt + i % span.
+  const int span = tiles - kt, steps = a.group * span;
+  auto issue = [&](int i) {
+    const int h = hk * a.group + i / span, qt = kt + i % span, buf = i % 2;
+    issue_tile<S>(sq[buf], head_of<S>(p.q, a.q, b, h), a.q.row, qt * kTile, a.T);
+    issue_tile<S>(sdy[buf], head_of<S>(p.dy, a.y, b, h), a.y.row, qt * kTile, a.T);
+    cp_async_commit();
+    const std::int64_t rows = static_cast<std::int64_t>(b * a.NH + h) * a.T;
+    for (int r = threadIdx.x; r < kTile; r += kThreads) {
+      const int t = qt * kTile + r;
+      sstat[buf][r] = t < a.T ? p.stats[rows + t] : 0.0f;
+      sdot[buf][r] = t < a.T ? p.dot[rows + t] : 0.0f;
     }
+  };
+
+  std::uint32_t ka[4][4], va[4][4];
+  {  // this warp's keys and values as A fragments, through buffer 1
+    load_tile<S>(sq[1], head_of<S>(p.k, a.k, b, hk), a.k.row, kt * kTile, a.T);
+    load_tile<S>(sdy[1], head_of<S>(p.v, a.v, b, hk), a.v.row, kt * kTile, a.T);
+    __syncthreads();
+    load_a<S>(ka, sq[1], warp * 16);
+    load_a<S>(va, sdy[1], warp * 16);
+  }
+  issue(0);
+  float dk[8][4] = {}, dv[8][4] = {};
+  for (int i = 0; i < steps; ++i) {
+    const int qt = kt + i % span, buf = i % 2;
+    if (i + 1 < steps) {
+      if (i == 0) __syncthreads();  // buffer 1 held k and v until every warp took its fragments
+      issue(i + 1);
+      cp_async_wait<1>();
+    } else {
+      cp_async_wait<0>();
+    }
+    __syncthreads();
+    // P^T (this warp's 16 keys x 64 queries) from the recomputed scores.
+    float pt[8][4], dpt[8][4];
+    product_with_rows<S>(pt, ka, sq[buf]);
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int col = nt * 8 + c + (e & 1), query = qt * kTile + col, key = key0 + g + (e < 2 ? 0 : 8);
+        pt[nt][e] = key <= query && query < a.T ? exp2f(pt[nt][e] * scale_log2 - sstat[buf][col]) : 0.0f;
+      }
+    accumulate_with_tile<S>(dv, pt, sdy[buf]);  // dv += P^T dy
+    product_with_rows<S>(dpt, va, sdy[buf]);    // dP^T = v dy^T
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) dpt[nt][e] = pt[nt][e] * (dpt[nt][e] - sdot[buf][nt * 8 + c + (e & 1)]);
+    accumulate_with_tile<S>(dk, dpt, sq[buf]);  // dk += dS^T q (times the scale, below)
+    __syncthreads();
   }
   store_rows<S>(head_of<S>(p.dk, a.k, b, hk), a.k.row, key0, a.T, dk, scale, scale);
   store_rows<S>(head_of<S>(p.dv, a.v, b, hk), a.v.row, key0, a.T, dv, 1.0f, 1.0f);
@@ -295,7 +338,7 @@ __global__ void __launch_bounds__(kThreads) flash_dkdv_kernel(FlashAttention a, 
 template <typename S>
 __global__ void __launch_bounds__(kThreads) flash_dq_kernel(FlashAttention a, Pointers p, float scale_log2,
                                                             float scale) {
-  __shared__ __align__(16) Tile<S> sk, sv;
+  __shared__ __align__(16) Tile<S> sk[2], sv[2];  // keys and values double-buffered
   const int bh = blockIdx.x, b = bh / a.NH, h = bh % a.NH, hk = h / a.group;
   const int tiles = (a.T + kTile - 1) / kTile;
   const int qt = tiles - 1 - static_cast<int>(blockIdx.y);
@@ -304,11 +347,11 @@ __global__ void __launch_bounds__(kThreads) flash_dq_kernel(FlashAttention a, Po
 
   std::uint32_t qa[4][4], dya[4][4];
   {
-    load_tile<S>(sk, head_of<S>(p.q, a.q, b, h), a.q.row, qt * kTile, a.T);
-    load_tile<S>(sv, head_of<S>(p.dy, a.y, b, h), a.y.row, qt * kTile, a.T);
+    load_tile<S>(sk[1], head_of<S>(p.q, a.q, b, h), a.q.row, qt * kTile, a.T);
+    load_tile<S>(sv[1], head_of<S>(p.dy, a.y, b, h), a.y.row, qt * kTile, a.T);
     __syncthreads();
-    load_a<S>(qa, sk, warp * 16);
-    load_a<S>(dya, sv, warp * 16);
+    load_a<S>(qa, sk[1], warp * 16);
+    load_a<S>(dya, sv[1], warp * 16);
   }
   const std::int64_t srow = static_cast<std::int64_t>(bh) * a.T;
   const float st0 = row0 + g < a.T ? p.stats[srow + row0 + g] : 0.0f;
@@ -318,14 +361,24 @@ __global__ void __launch_bounds__(kThreads) flash_dq_kernel(FlashAttention a, Po
   const S* k = head_of<S>(p.k, a.k, b, hk);
   const S* v = head_of<S>(p.v, a.v, b, hk);
   float dq[8][4] = {};
+  issue_tile<S>(sk[0], k, a.k.row, 0, a.T);
+  issue_tile<S>(sv[0], v, a.v.row, 0, a.T);
+  cp_async_commit();
   for (int kt = 0; kt <= qt; ++kt) {
-    __syncthreads();
-    load_tile<S>(sk, k, a.k.row, kt * kTile, a.T);
-    load_tile<S>(sv, v, a.v.row, kt * kTile, a.T);
+    const int buf = kt % 2;
+    if (kt < qt) {
+      if (kt == 0) __syncthreads();  // buffer 1 held q and dy until every warp took its fragments
+      issue_tile<S>(sk[1 - buf], k, a.k.row, (kt + 1) * kTile, a.T);
+      issue_tile<S>(sv[1 - buf], v, a.v.row, (kt + 1) * kTile, a.T);
+      cp_async_commit();
+      cp_async_wait<1>();
+    } else {
+      cp_async_wait<0>();
+    }
     __syncthreads();
     float pr[8][4], dp[8][4];
-    product_with_rows<S>(pr, qa, sk);  // scores
-    product_with_rows<S>(dp, dya, sv);  // dP = dy v^T
+    product_with_rows<S>(pr, qa, sk[buf]);  // scores
+    product_with_rows<S>(dp, dya, sv[buf]);  // dP = dy v^T
 #pragma unroll
     for (int nt = 0; nt < 8; ++nt)
 #pragma unroll
@@ -334,7 +387,8 @@ __global__ void __launch_bounds__(kThreads) flash_dq_kernel(FlashAttention a, Po
         const float prob = key <= row && key < a.T ? exp2f(pr[nt][e] * scale_log2 - (e < 2 ? st0 : st1)) : 0.0f;
         pr[nt][e] = prob * (dp[nt][e] - (e < 2 ? dot0 : dot1));  // dS
       }
-    accumulate_with_tile<S>(dq, pr, sk);  // dq += dS k
+    accumulate_with_tile<S>(dq, pr, sk[buf]);  // dq += dS k
+    __syncthreads();
   }
   store_rows<S>(head_of<S>(p.dq, a.q, b, h), a.q.row, row0, a.T, dq, scale, scale);
 }

@@ -1,5 +1,7 @@
 // Fused softmax cross-entropy on the GPU (mirrors models/ops/softmax_xent.*): one block per
-// row of logits, fp32 max/sum; the probabilities are never stored.
+// row of logits, fp32 max/sum; the probabilities are never stored. Rows of 16-byte aligned
+// multiples of 8 (GPT-2's padded vocabulary) are read eight elements at a time with the maximum
+// and the sum in one sweep (online softmax): forward reads the logits once, backward twice.
 #include "models/ops/softmax_xent.h"
 
 #include "models/cuda/cuda_context.h"
@@ -32,8 +34,27 @@ template <typename S> __device__ void row_stats(const S* row, int V, float* shar
   log_sum = logf(block_reduce<false>(sum, shared));
 }
 
+// The same in one sweep: each thread keeps a running maximum and a sum rescaled when it grows.
+template <typename S> __device__ void row_stats_vec8(const S* row, int V, int Vp, float* shared, float& max,
+                                                    float& log_sum) {
+  float m = -INFINITY, sum = 0.0f, x[8];
+  for (int v = threadIdx.x * 8; v < Vp; v += kThreads * 8) {
+    load8(row + v, x);
+    float chunk_max = -INFINITY;
+#pragma unroll
+    for (int k = 0; k < 8; ++k)
+      if (v + k < V) chunk_max = fmaxf(chunk_max, x[k]);
+    if (chunk_max > m) sum *= expf(m - chunk_max), m = chunk_max;
+#pragma unroll
+    for (int k = 0; k < 8; ++k)
+      if (v + k < V) sum += expf(x[k] - m);
+  }
+  max = block_reduce<true>(m, shared);
+  log_sum = logf(block_reduce<false>(m == -INFINITY ? 0.0f : sum * expf(m - max), shared));
+}
+
 template <typename S>
-__global__ void forward_kernel(float* losses, const S* logits, const std::int32_t* targets, int V, int Vp) {
+__global__ void forward_kernel(float* losses, const S* logits, const std::int32_t* targets, int V, int Vp, bool vec8) {
   __shared__ float shared[kThreads / 32];
   int n = blockIdx.x;
   std::int32_t target = targets[n];
@@ -43,14 +64,16 @@ __global__ void forward_kernel(float* losses, const S* logits, const std::int32_
   }
   const S* row = logits + static_cast<std::size_t>(n) * Vp;
   float max, log_sum;
-  row_stats(row, V, shared, max, log_sum);
+  if (vec8) row_stats_vec8(row, V, Vp, shared, max, log_sum);
+  else row_stats(row, V, shared, max, log_sum);
   if (threadIdx.x == 0) losses[n] = log_sum - (load(row + target) - max);
 }
 
 // dlogits may alias logits: every value is read by the thread that later writes it, and the
 // reductions that need other threads' values finish (syncthreads) before any write.
 template <typename S>
-__global__ void backward_kernel(S* dlogits, const S* logits, const std::int32_t* targets, float dloss, int V, int Vp) {
+__global__ void backward_kernel(S* dlogits, const S* logits, const std::int32_t* targets, float dloss, int V, int Vp,
+                                bool vec8) {
   __shared__ float shared[kThreads / 32];
   int n = blockIdx.x;
   std::int32_t target = targets[n];
@@ -61,6 +84,18 @@ __global__ void backward_kernel(S* dlogits, const S* logits, const std::int32_t*
   }
   const S* row = logits + static_cast<std::size_t>(n) * Vp;
   float max, log_sum;
+  if (vec8) {
+    row_stats_vec8(row, V, Vp, shared, max, log_sum);
+    float x[8];
+    for (int v = threadIdx.x * 8; v < Vp; v += kThreads * 8) {
+      load8(row + v, x);
+#pragma unroll
+      for (int k = 0; k < 8; ++k)
+        x[k] = v + k < V ? dloss * (expf(x[k] - max - log_sum) - (v + k == target ? 1.0f : 0.0f)) : 0.0f;
+      store8(drow + v, x);
+    }
+    return;
+  }
   row_stats(row, V, shared, max, log_sum);
   for (int v = threadIdx.x; v < Vp; v += kThreads) {
     float g = 0.0f;
@@ -72,14 +107,15 @@ __global__ void backward_kernel(S* dlogits, const S* logits, const std::int32_t*
 template <typename S>
 void launch_forward(float* losses, const void* logits, const std::int32_t* targets, int N, int V, int Vp,
                     cudaStream_t s) {
-  forward_kernel<S><<<N, kThreads, 0, s>>>(losses, static_cast<const S*>(logits), targets, V, Vp);
+  forward_kernel<S><<<N, kThreads, 0, s>>>(losses, static_cast<const S*>(logits), targets, V, Vp,
+                                           vectorizable(Vp, {logits}));
 }
 
 template <typename S>
 void launch_backward(void* dlogits, const void* logits, const std::int32_t* targets, float dloss, int N, int V, int Vp,
                      cudaStream_t s) {
   backward_kernel<S><<<N, kThreads, 0, s>>>(static_cast<S*>(dlogits), static_cast<const S*>(logits), targets, dloss, V,
-                                            Vp);
+                                            Vp, vectorizable(Vp, {logits, dlogits}));
 }
 
 // acc += (f32)(sum(losses) / valid): one block, each thread a fixed strided subset in f64, then a
