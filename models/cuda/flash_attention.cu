@@ -1,9 +1,10 @@
 // Flash attention kernels (flash_attention.h). A block of 4 warps takes 64 query rows (forward,
 // dq) or 64 key rows (dk, dv), 16 per warp, and walks the tiles of the other side through shared
-// memory. The products are mma.sync m16n8k16 (bf16 or f16 in, fp32 accumulators); a product's
-// accumulator fragment is laid out as the next product's A operand, so scores and probabilities
-// never leave registers. Exponentials are base 2 with the softmax scale folded in: the saved
-// statistic of a row is m + log2(l) in that unit.
+// memory, two buffers deep (cp.async). The products are mma.sync m16n8k16 (bf16 or f16 in, fp32
+// accumulators) with B fragments read by ldmatrix; a product's accumulator fragment is laid out
+// as the next product's A operand, so scores and probabilities never leave registers.
+// Exponentials are base 2 with the softmax scale folded in: the saved statistic of a row is
+// m + log2(l) in that unit.
 #include "models/cuda/flash_attention.h"
 
 #include <cuda_bf16.h>
@@ -60,17 +61,10 @@ template <> __device__ __forceinline__ std::uint32_t pack<__half>(float lo, floa
 
 template <typename S> using Tile = S[kTile][kLd];
 
-// Two adjacent elements of a row (an A fragment's register, or B's when B is the tile transposed).
+// Two adjacent elements of a row: an A fragment's register.
 template <typename S> __device__ __forceinline__ std::uint32_t pair(const Tile<S>& t, int r, int c) {
   return *reinterpret_cast<const std::uint32_t*>(&t[r][c]);
 }
-// Two elements of a column, rows r and r + 1 (B's register when B is the tile as stored).
-template <typename S> __device__ __forceinline__ std::uint32_t column_pair(const Tile<S>& t, int r, int c) {
-  const unsigned short lo = *reinterpret_cast<const unsigned short*>(&t[r][c]);
-  const unsigned short hi = *reinterpret_cast<const unsigned short*>(&t[r + 1][c]);
-  return static_cast<std::uint32_t>(lo) | (static_cast<std::uint32_t>(hi) << 16);
-}
-
 // The A fragments of this warp's 16 rows (row0 .. row0 + 15) of a tile, for k = 0 .. 63.
 template <typename S> __device__ __forceinline__ void load_a(std::uint32_t (&a)[4][4], const Tile<S>& t, int row0) {
   const int lane = threadIdx.x % 32, g = lane / 4, c = 2 * (lane % 4);
@@ -83,29 +77,55 @@ template <typename S> __device__ __forceinline__ void load_a(std::uint32_t (&a)[
   }
 }
 
+// Four 8 x 8 matrices of a tile in one instruction: lane L names row L % 8 of matrix L / 8, and
+// gets element (L / 4, 2 (L % 4) and + 1) of each (with .trans: elements (2 (L % 4) and + 1, L / 4),
+// two rows of one column): the B fragments of two products at once.
+template <bool transposed> __device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], const void* row_address) {
+  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(row_address));
+  if constexpr (transposed)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(a));
+  else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(a));
+}
+
 // acc (16 x 64) = A (16 x 64, fragments) * tile^T: column n of the result is row n of the tile.
+// Each ldmatrix takes rows nt*8 .. +7 of the tile at 32 columns: B of two k-chunks.
 template <typename S>
 __device__ __forceinline__ void product_with_rows(float (&acc)[8][4], const std::uint32_t (&a)[4][4], const Tile<S>& t) {
-  const int lane = threadIdx.x % 32, g = lane / 4, c = 2 * (lane % 4);
+  const int lane = threadIdx.x % 32;
 #pragma unroll
   for (int nt = 0; nt < 8; ++nt) {
     acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.0f;
 #pragma unroll
-    for (int kc = 0; kc < 4; ++kc) mma<S>(acc[nt], a[kc], pair(t, nt * 8 + g, kc * 16 + c), pair(t, nt * 8 + g, kc * 16 + c + 8));
+    for (int half = 0; half < 2; ++half) {
+      std::uint32_t b[4];
+      ldmatrix_x4<false>(b, &t[nt * 8 + lane % 8][half * 32 + (lane / 8) * 8]);
+      mma<S>(acc[nt], a[2 * half], b[0], b[1]);
+      mma<S>(acc[nt], a[2 * half + 1], b[2], b[3]);
+    }
   }
 }
 
-// acc (16 x 64) += P (16 x 64, accumulator fragments rounded to S) * tile.
+// acc (16 x 64) += P (16 x 64, accumulator fragments rounded to S) * tile. Each transposed
+// ldmatrix takes rows kc*16 .. +15 at 16 columns: B of two n-tiles.
 template <typename S>
 __device__ __forceinline__ void accumulate_with_tile(float (&acc)[8][4], const float (&p)[8][4], const Tile<S>& t) {
-  const int lane = threadIdx.x % 32, g = lane / 4, c = 2 * (lane % 4);
+  const int lane = threadIdx.x % 32;
 #pragma unroll
   for (int kc = 0; kc < 4; ++kc) {
     const std::uint32_t a[4] = {pack<S>(p[2 * kc][0], p[2 * kc][1]), pack<S>(p[2 * kc][2], p[2 * kc][3]),
                                 pack<S>(p[2 * kc + 1][0], p[2 * kc + 1][1]), pack<S>(p[2 * kc + 1][2], p[2 * kc + 1][3])};
 #pragma unroll
-    for (int nt = 0; nt < 8; ++nt)
-      mma<S>(acc[nt], a, column_pair(t, kc * 16 + c, nt * 8 + g), column_pair(t, kc * 16 + c + 8, nt * 8 + g));
+    for (int np = 0; np < 4; ++np) {
+      std::uint32_t b[4];
+      ldmatrix_x4<true>(b, &t[kc * 16 + ((lane / 8) % 2) * 8 + lane % 8][(2 * np + lane / 16) * 8]);
+      mma<S>(acc[2 * np], a, b[0], b[1]);
+      mma<S>(acc[2 * np + 1], a, b[2], b[3]);
+    }
   }
 }
 
