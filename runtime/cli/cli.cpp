@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <new>
 #include <ostream>
+#include <system_error>
 #include <vector>
 
 #include "core/stop_signal.h"
@@ -126,6 +127,14 @@ std::string failure_message(const std::exception& error) {
   if (dynamic_cast<const std::bad_alloc*>(&error) != nullptr)
     return "out of memory: this machine could not give the memory the command needed (a smaller model or batch, or "
            "a machine with more memory)";
+  // std::thread's constructor reports EAGAIN: no memory for the thread's stack, or the process
+  // limit is reached.
+  if (const auto* sys = dynamic_cast<const std::system_error*>(&error);
+      sys != nullptr && sys->code() == std::errc::resource_unavailable_try_again)
+    return fmt::format(
+        "could not start a thread ({}): the memory or the limits this process may use are too low (ulimit -v, "
+        "ulimit -u)",
+        sys->code().message());
   return std::string("internal error: ") + error.what();
 }
 

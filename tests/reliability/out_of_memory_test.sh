@@ -23,3 +23,23 @@ echo "timing: out_of_memory ${ms}ms"
 run_job 2 "$ZEROTRAIN" train --config config.yaml --set train.steps=2
 assert_eq "$rc" 0 "exit status of the tiny model"
 pass "the tiny model fits and trains"
+
+# An address-space limit (ulimit -v) too low to start under: OpenBLAS's worker threads retried
+# their buffer allocation forever and MPI's start-up waited on them, a hang with no message. From
+# below the libraries' own mappings upward, every run ends within seconds with the loader's error,
+# the limit named, or the command's own error; never a hang or an internal error.
+named=0
+for kib in $(seq 600000 100000 2400000); do
+  rc=0
+  out=$( (ulimit -v "$kib" && timeout 30 "$ZEROTRAIN" eval --checkpoint missing-dir) 2>&1 ) || rc=$?
+  ((rc != 124)) || fail "ulimit -v $kib: zerotrain hung (killed after 30 s)"
+  assert_not_contains "$out" "internal error"
+  case $out in
+    *"the address-space limit (ulimit -v) is"*) named=$((named + 1)); assert_eq "$rc" 1 "exit status under ulimit -v $kib" ;;
+    *"error while loading shared libraries"*) ;;  # the dynamic loader's message, before zerotrain runs
+    *"checkpoint missing-dir does not exist"*) assert_eq "$rc" 1 "exit status of eval with room to start" ;;
+    *) fail "ulimit -v $kib: unexpected output (exit $rc): $out" ;;
+  esac
+done
+((named > 0)) || fail "no limit from 600 MB to 2.4 GB was refused with the limit named"
+pass "ulimit -v from 600 MB to 2.4 GB: no hang; $named limits refused with the limit named"

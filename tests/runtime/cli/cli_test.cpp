@@ -5,12 +5,15 @@
 #include <initializer_list>
 #include <sstream>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "models/flops.h"
+#include "runtime/cli/address_space.h"
 #include "runtime/cli/cli.h"
+#include "runtime/cli/command.h"
 #include "runtime/config/config.h"
 
 namespace zt::cli {
@@ -36,6 +39,30 @@ void expect_contains(const std::string& text, std::initializer_list<std::string_
 }
 
 std::string source_file(const char* relative) { return (kSourceDir / relative).string(); }
+
+// main() refuses an address-space limit that leaves less than kStartAddressSpaceBytes beyond what
+// is mapped (the hang it prevents is run for real in reliability_clear_messages).
+TEST(AddressSpace, ALimitWithoutRoomToStartIsNamedWithTheNumbers) {
+  const std::int64_t mib = std::int64_t{1} << 20;
+  EXPECT_FALSE(address_space_problem(std::nullopt, 4000 * mib));                          // unlimited
+  EXPECT_FALSE(address_space_problem(1600 * mib, 1000 * mib));                            // 600 MiB of room
+  EXPECT_FALSE(address_space_problem(1000 * mib + kStartAddressSpaceBytes, 1000 * mib));  // exactly enough
+  const auto problem = address_space_problem(1200 * mib, 1000 * mib);
+  ASSERT_TRUE(problem);
+  EXPECT_NE(problem->find("the address-space limit (ulimit -v) is 1.17 GiB"), std::string::npos) << *problem;
+  EXPECT_NE(problem->find("maps 1000.00 MiB at start-up"), std::string::npos) << *problem;
+  EXPECT_NE(problem->find("ulimit -v unlimited"), std::string::npos) << *problem;
+  EXPECT_TRUE(address_space_problem(900 * mib, 1000 * mib));  // already over the limit
+}
+
+// std::thread reports a thread it cannot start as EAGAIN; the user reads what to change.
+TEST(CliErrors, AThreadThatCannotStartIsNotAnInternalError) {
+  const std::system_error error(std::make_error_code(std::errc::resource_unavailable_try_again), "thread");
+  const std::string message = failure_message(error);
+  EXPECT_EQ(message.find("internal error"), std::string::npos) << message;
+  EXPECT_NE(message.find("could not start a thread"), std::string::npos) << message;
+  EXPECT_NE(message.find("ulimit -v"), std::string::npos) << message;
+}
 
 TEST(CliHelp, ListsTheSubcommands) {
   for (const char* flag : {"--help", "-h"}) {
