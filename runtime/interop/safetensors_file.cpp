@@ -67,7 +67,11 @@ SafetensorsReader::SafetensorsReader(std::filesystem::path path) : path_(std::mo
     } catch (const std::exception& e) {
       throw UserError(fmt::format("{}: tensor '{}' has a malformed header entry ({})", path_.string(), name, e.what()));
     }
-    if (entry.begin > entry.end || entry.end > data_bytes)
+    if (entry.begin > entry.end)
+      throw UserError(fmt::format("{}: tensor '{}' has data_offsets [{}, {}] that end before they begin (a damaged or "
+                                  "hand-made file?)",
+                                  path_.string(), name, entry.begin, entry.end));
+    if (entry.end > data_bytes)
       throw UserError(fmt::format("{}: tensor '{}' has bytes [{}, {}) but the data holds {} bytes (truncated file?)",
                                   path_.string(), name, entry.begin, entry.end, data_bytes));
     tensors_.emplace(name, std::move(entry));

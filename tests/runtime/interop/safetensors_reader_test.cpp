@@ -58,6 +58,15 @@ TEST(SafetensorsReader, TensorsThatShareBytesAreRefused) {
   EXPECT_NE(message.find("tensors 'a' [0, 8) and 'b' [4, 12) overlap"), std::string::npos) << message;
 }
 
+// Offsets whose end comes before their begin are a damaged header, not a truncated file.
+TEST(SafetensorsReader, OffsetsThatEndBeforeTheyBeginAreRefusedAsSuch) {
+  const auto path = write_file("reversed.safetensors",
+                               R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [8, 0]}})", 4);
+  const std::string message = refusal(path);
+  EXPECT_NE(message.find("tensor 'a' has data_offsets [8, 0] that end before they begin"), std::string::npos) << message;
+  EXPECT_EQ(message.find("truncated"), std::string::npos) << message;
+}
+
 TEST(SafetensorsReader, OffsetsThatAreNotWholeBytesAreRefused) {
   for (const std::string offsets : {"[0, 7.5]", "[0.5, 8]", "[-4, 8]", "[0, 8, 12]", "\"0-8\""}) {
     const auto path = write_file("fraction.safetensors",
