@@ -20,7 +20,7 @@ const char* const kKinds[] = {"master", "exp_avg", "exp_avg_sq"};
 nlohmann::json read_manifest_json(const fs::path& path) {
   std::string why;
   const std::optional<std::string> text = read_regular_file(path, why);
-  if (!text) throw UserError(fmt::format("checkpoint manifest {} is missing or unreadable ({})", path.string(), why));
+  if (!text) throw UserError(fmt::format("cannot read checkpoint manifest {}: {}", path.string(), why));
   try {
     return nlohmann::json::parse(*text);
   } catch (const nlohmann::json::parse_error& e) {

@@ -175,6 +175,10 @@ rm fifo_ck/step_00000009/manifest.json && mkfifo fifo_ck/step_00000009/manifest.
 run_job 2 "$ZEROTRAIN" train --config config.yaml --set checkpoint.interval=2 --set checkpoint.dir=fifo_ck --resume auto
 assert_eq "$rc" 1 "exit status of --resume auto over a checkpoint whose manifest is a named pipe"
 assert_contains "$out" "fifo_ck/step_00000009/manifest.json is a named pipe, not a regular file"
+rc=0
+out=$(timeout -k 5 30 "$ZEROTRAIN" eval --checkpoint fifo_ck/step_00000009 2>&1) || rc=$?
+assert_eq "$rc" 1 "exit status of eval of a checkpoint whose manifest is a named pipe"
+assert_contains "$out" "cannot read checkpoint manifest fifo_ck/step_00000009/manifest.json: a named pipe, not a regular file"
 cp -r data data_fifo && rm data_fifo/dataset.json
 run_job 1 "$ZEROTRAIN" train --config config.yaml --set train.steps=2 --set checkpoint.interval=2 \
   --set "data.train_files=data_fifo/train_*.bin" --set checkpoint.dir=fifo_run_ck --set logging.run_dir=fifo_run
