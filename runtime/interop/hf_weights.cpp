@@ -17,8 +17,11 @@ namespace zt::interop {
 namespace fs = std::filesystem;
 namespace {
 
-// The safetensors file of `init_from`, or a UserError saying what is there instead.
-fs::path weights_file(const fs::path& init_from) {
+std::string shape_text(const std::vector<std::size_t>& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
+
+}  // namespace
+
+fs::path hf_weights_file(const fs::path& init_from) {
   std::error_code error;
   if (!fs::exists(init_from, error))
     throw UserError(fmt::format("model.init_from: {} does not exist", init_from.string()));
@@ -36,13 +39,9 @@ fs::path weights_file(const fs::path& init_from) {
                               "save_pretrained, or a .safetensors file)", init_from.string()));
 }
 
-std::string shape_text(const std::vector<std::size_t>& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
-
-}  // namespace
-
 HfWeights::HfWeights(const fs::path& init_from, const models::Model& model) {
   const HfModelFamily family = hf_model_family(model);
-  const fs::path file = weights_file(init_from);
+  const fs::path file = hf_weights_file(init_from);
   std::vector<std::string> problems;
 
   // config.json beside the weights: the same computation (its shape was already taken by the

@@ -11,6 +11,11 @@
 
 namespace zt::interop {
 
+// The safetensors file of `init_from` (the directory's model.safetensors, or init_from itself
+// when it is a file), or a zt::UserError saying what is there instead (nothing, a sharded or a
+// pytorch_model.bin checkpoint).
+std::filesystem::path hf_weights_file(const std::filesystem::path& init_from);
+
 class HfWeights final : public ShardSource {
  public:
   // Reads and checks the whole checkpoint now: every tensor the model needs is present with the

@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "runtime/data/shard_files.h"
+#include "runtime/interop/hf_weights.h"
 
 namespace zt {
 namespace {
@@ -42,7 +43,8 @@ DataFileDigest digest_file(const std::filesystem::path& file) {
 std::vector<DataFileDigest> digest_init_from(const std::filesystem::path& init_from) {
   std::error_code error;
   const bool directory = std::filesystem::is_directory(init_from, error);
-  const std::filesystem::path weights = directory ? init_from / "model.safetensors" : init_from;
+  // The file the run will load, with the same message when there is none as loading gives.
+  const std::filesystem::path weights = interop::hf_weights_file(init_from);
   const std::filesystem::path config = (directory ? init_from : init_from.parent_path()) / "config.json";
   std::vector<DataFileDigest> digests;
   if (std::filesystem::is_regular_file(config, error)) digests.push_back(digest_file(config));

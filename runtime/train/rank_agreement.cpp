@@ -168,11 +168,13 @@ void check_ranks_agree(MPI_Comm comm, const Config& config) {
   }
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (differences.empty()) {
-    // Every rank meets the same missing or unreadable data file: one message (rank 0's) and a clean
-    // stop of all ranks, rather than each rank's error and the job torn down.
-    if (!reference.data_error.empty()) {
-      if (rank == 0) log::error("{}", reference.data_error);
-      throw JobStopped(kExitRanksDisagree, reference.data_error);
+    // Every rank meets the same missing or unreadable data file, or the same model.init_from it
+    // cannot read: one message (rank 0's) and a clean stop of all ranks, rather than each rank's
+    // error and the job torn down by MPI_Abort.
+    for (const std::string& error : {reference.data_error, reference.init_error}) {
+      if (error.empty()) continue;
+      if (rank == 0) log::error("{}", error);
+      throw JobStopped(kExitRanksDisagree, error);
     }
     log::debug("all {} ranks run the same config on the same data (checked in {:.1f} ms)", texts.size(), ms);
     return;

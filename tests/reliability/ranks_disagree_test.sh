@@ -83,6 +83,16 @@ run_job 2 ./init_differs.sh train --config config.yaml --set model.init_from=hf 
 assert_eq "$rc" 0 "exit status of ranks reading the same model.init_from weights; output: $out"
 pass "different model.init_from weights on rank 1: exit 1, named; the same weights train"
 
+# The same unreadable model.init_from on every rank (here: a directory without model.safetensors)
+# is said once, by rank 0, in the words loading uses, and every rank stops cleanly: no MPI_Abort.
+mkdir no_weights && cp hf/config.json no_weights/
+run_job 2 "$ZEROTRAIN" train --config config.yaml --set model.init_from=no_weights
+assert_eq "$rc" 1 "exit status of ranks that cannot read the same model.init_from"
+assert_contains "$out" "model.init_from: no_weights has no model.safetensors (expected a directory written by save_pretrained"
+assert_not_contains "$out" "MPI_ABORT"
+assert_eq "$(grep -c 'has no model.safetensors' <<<"$out")" 1 "times the init_from error is printed"
+pass "the same unreadable model.init_from on both ranks: said once, clean stop"
+
 # (3) Keys that only change what one rank prints are allowed to differ; the job trains to the end.
 cat >level_differs.sh <<SH
 #!/usr/bin/env bash
