@@ -42,12 +42,13 @@ CheckpointDirLock CheckpointDirLock::opened(const std::filesystem::path& path, s
   return lock;
 }
 
-CheckpointDirLock CheckpointDirLock::take(const std::filesystem::path& dir, std::string& problem) {
+CheckpointDirLock CheckpointDirLock::take(const std::filesystem::path& dir, std::string& problem, bool* busy) {
   const std::filesystem::path path = dir / ".zerotrain.lock";
   CheckpointDirLock lock = opened(path, problem);
   if (lock.fd_ < 0) return lock;
   if (::flock(lock.fd_, LOCK_EX | LOCK_NB) != 0) {
     const int error = errno;
+    if (busy != nullptr) *busy = error == EWOULDBLOCK;
     std::array<char, 256> holder{};
     const ssize_t n = ::pread(lock.fd_, holder.data(), holder.size() - 1, 0);
     const std::string who = n > 0 ? std::string(holder.data(), static_cast<std::size_t>(n)) : "another process";
@@ -75,10 +76,29 @@ void CheckpointDirLock::wait_for_earlier_ranks(const std::filesystem::path& dir,
   std::error_code error;
   if (!std::filesystem::is_directory(dir, error)) return;
   {
-    // A run that is alive holds the directory's lock: this run is refused with its pid and host
-    // (take), not kept waiting for its ranks.
-    std::string held_by;
-    if (take(dir, held_by).fd_ < 0) return;
+    // A process that holds the directory's lock is an earlier attempt of this job whose rank 0 is
+    // still ending (a restart right after a failure: teardown takes seconds), or another run that
+    // lives on. Wait a little for the first; the second is then refused with its pid and host by
+    // the checkpoint.dir check (take), not kept waiting for its ranks.
+    const auto start = std::chrono::steady_clock::now();
+    bool said = false;
+    for (;;) {
+      std::string held_by;
+      bool busy = false;
+      if (take(dir, held_by, &busy).fd_ >= 0) break;
+      if (!busy || std::chrono::steady_clock::now() - start >= kLiveRunGrace) return;
+      if (!said) {
+        log::info("checkpoint.dir: {} is held by another process (an earlier attempt of this job still ending?); "
+                  "waiting up to {} s for it to end",
+                  (dir / ".zerotrain.lock").string(),
+                  std::chrono::duration_cast<std::chrono::seconds>(kLiveRunGrace).count());
+        said = true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    if (said)
+      log::info("checkpoint.dir: the run that held {} ended after {:.1f} s", (dir / ".zerotrain.lock").string(),
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   std::string unopened;  // left to the checkpoint.dir check, which names what is wrong
   CheckpointDirLock lock = opened(rank_lock_path(dir), unopened);

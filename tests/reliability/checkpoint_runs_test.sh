@@ -145,3 +145,17 @@ assert_contains "$out" "checkpoint.dir: the earlier run's ranks ended after"
 assert_contains "$out" "resumed from run/checkpoints/step_00000002"
 ((ms >= 2500)) || fail "the restart took $ms ms: it did not wait for the holder"
 pass "a restart waited for the earlier run's ranks ($ms ms), then resumed"
+
+# (7b) The earlier attempt's rank 0 itself still ending (it holds <checkpoint.dir>/.zerotrain.lock
+# for 3 s): the restart waits for it (up to 10 s) rather than refusing the directory as in use.
+rm -f holding
+flock -x run/checkpoints/.zerotrain.lock bash -c 'touch holding; sleep 3' &
+BACKGROUND_PIDS+=("$!")
+for _ in $(seq 1 100); do [[ -e holding ]] && break; sleep 0.05; done
+train --set train.steps=6 --set checkpoint.interval=2 --resume auto
+assert_eq "$rc" 0 "exit status of the restart while the earlier rank 0 ends; output: $out"
+assert_contains "$out" "checkpoint.dir: run/checkpoints/.zerotrain.lock is held by another process"
+assert_contains "$out" "checkpoint.dir: the run that held run/checkpoints/.zerotrain.lock ended after"
+assert_contains "$out" "resumed from run/checkpoints/step_00000004"
+((ms >= 2500)) || fail "the restart took $ms ms: it did not wait for the lock's holder"
+pass "a restart waited for the earlier attempt's rank 0 ($ms ms), then resumed"
