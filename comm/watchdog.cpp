@@ -166,7 +166,9 @@ std::string Watchdog::gone_peer(const detail::WorkState& waiting, std::chrono::s
   peers_read_at_ = now;
   const std::vector<std::optional<FlightRecord>> records = read_records(record_files_);
   for (std::size_t r = 0; r < ranks; ++r) {
-    const std::int64_t written = records[r] ? records[r]->written_ms : -1;
+    // A record stamped before this rank started is an earlier attempt's, left in a run_dir local
+    // to each node (after a requeue the rank may run elsewhere and never rewrite it): unseen.
+    const std::int64_t written = records[r] && records[r]->written_ms >= started_ms_ ? records[r]->written_ms : -1;
     if (written != peer_written_ms_[r]) {
       peer_written_ms_[r] = written;
       peer_changed_at_[r] = now;

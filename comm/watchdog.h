@@ -99,6 +99,9 @@ class Watchdog {
   std::vector<std::int64_t> peer_written_ms_;
   std::vector<std::chrono::steady_clock::time_point> peer_changed_at_;
   std::chrono::steady_clock::time_point peers_read_at_{};
+  // When this watchdog started (wall clock, as records are stamped): older records are an earlier
+  // attempt's and say nothing about this job's peers.
+  const std::int64_t started_ms_ = unix_ms_now();
   std::thread thread_;
 };
 

@@ -404,6 +404,40 @@ TEST(MpiSemantics, APeerThatIsGoneIsNotWaitedForWhileTheJobStops) {
   }
 }
 
+// Records an earlier attempt left (a run_dir local to each node keeps them; after a requeue their
+// ranks run elsewhere and never rewrite them) never change either, but are no sign of a gone peer:
+// stamped before this rank started, they are not read as this job's. With a stop pending, rank 0
+// waits for its late peers as it would without one.
+TEST(MpiSemantics, AnEarlierAttemptsRecordsDoNotMakeAPeerGone) {
+  const SharedRecordDir records("stale_records");
+  const std::string& dir = records.path;
+  std::vector<std::string> messages;
+  std::mutex messages_mutex;
+  CommOptions options = options_with(60s);
+  if (world_rank() == 0) options.flight_record_dir = dir;
+  MpiCommunicator comm(MPI_COMM_WORLD, Device::cpu(), options, [&](const std::string& text) {
+    std::lock_guard lock(messages_mutex);
+    messages.push_back(text);
+  });
+  if (comm.rank() == 0) {
+    const std::int64_t an_hour_ago = unix_ms_now() - 3'600'000;
+    for (int r = 1; r < comm.world_size(); ++r)
+      std::ofstream(flight_record_file(dir, options.name, r)) << flight_record_text(FlightRecord{r, an_hour_ago, {}});
+  }
+  CpuStream compute(CpuStream::Mode::inline_on_caller);
+  Buffer data = make_buffer(Device::cpu(), DType::f32, filled(10, 1.0f));
+  std::optional<StopSignalHandler> stop;
+  if (comm.rank() == 0) {
+    stop.emplace();
+    std::raise(SIGTERM);
+  }
+  if (comm.rank() != 0) std::this_thread::sleep_for(kPeerSilentWhileStopping + 3s);
+  comm.all_reduce(data.view(), ReduceOp::sum, compute).wait();
+  EXPECT_EQ(read_buffer(data.view())[0], static_cast<float>(comm.world_size()));
+  std::lock_guard lock(messages_mutex);
+  EXPECT_TRUE(messages.empty()) << messages.front();
+}
+
 // Timeouts far beyond any job (comm.timeout_s: 1e16, or the largest duration) once wrapped around
 // in the conversions and failed a healthy job at its first collective.
 TEST(MpiSemantics, HugeTimeoutsSaturateInsteadOfFiringAtOnce) {
