@@ -11,9 +11,19 @@
 namespace zt {
 namespace {
 
+// The α and β a ring of `world_size` ranks steps at (LinkModel says why).
+LinkModel ring_link(const LinkModel& link, int world_size) {
+  if (link.ranks_per_host <= 1) return link;
+  const double intra_beta = link.intra_bytes_per_s > 0.0 ? link.intra_bytes_per_s : link.bytes_per_s;
+  if (link.ranks_per_host >= world_size) return {.latency_s = link.intra_latency_s, .bytes_per_s = intra_beta};
+  return {.latency_s = std::max(link.latency_s, link.intra_latency_s),
+          .bytes_per_s = std::min(link.bytes_per_s, intra_beta)};
+}
+
 // (steps)·α + fraction·S/β with fraction = steps/N: a ring of N ranks takes N-1 steps per phase.
-double ring_seconds(double bytes, int world_size, const LinkModel& link, int phases) {
+double ring_seconds(double bytes, int world_size, const LinkModel& given, int phases) {
   if (world_size <= 1) return 0.0;
+  const LinkModel link = ring_link(given, world_size);
   const double steps = static_cast<double>(phases) * (world_size - 1);
   return steps * link.latency_s + steps / world_size * bytes / link.bytes_per_s;
 }
@@ -60,9 +70,11 @@ void check(const StepTimeInputs& in) {
   if (in.stage < 0 || in.stage > 3) throw std::invalid_argument("predict_step_time: stage must be 0-3");
   if (in.world_size < 1 || in.micro_batches < 1)
     throw std::invalid_argument("predict_step_time: world_size and micro_batches must be at least 1");
+  if (in.link.ranks_per_host < 1 || !(in.link.intra_latency_s >= 0.0) || !(in.link.intra_bytes_per_s >= 0.0))
+    throw std::invalid_argument("predict_step_time: ranks per host must be at least 1, the intra-host link not negative");
   if (!(in.micro_batch_compute_s >= 0.0) || !(in.optimizer_s >= 0.0) || !(in.link.latency_s >= 0.0))
     throw std::invalid_argument("predict_step_time: compute time and latency must not be negative");
-  if (in.world_size > 1 && !(in.link.bytes_per_s > 0.0))
+  if (in.world_size > 1 && !(ring_link(in.link, in.world_size).bytes_per_s > 0.0))
     throw std::invalid_argument("predict_step_time: the link bandwidth must be positive");
   if (in.block_compute_share.empty()) throw std::invalid_argument("predict_step_time: a model has blocks");
   for (double w : in.block_compute_share)
@@ -112,7 +124,7 @@ StepTimePrediction predict_step_time(const StepTimeInputs& in) {
   if (in.stage > 0)
     for (double bytes : in.block_gather_bytes) gather.push_back(all_gather_seconds(bytes, n, in.link));
   const double r = sum(reduce), a = sum(gather);
-  const double statistics = n > 1 ? 2.0 * (n - 1) * in.link.latency_s : 0.0;
+  const double statistics = n > 1 ? 2.0 * (n - 1) * ring_link(in.link, n).latency_s : 0.0;
   const std::vector<double>& w = in.block_compute_share;
   // Each block's backward, with the forward recomputed before it (activation checkpointing).
   std::vector<double> backward_s(w.size());

@@ -51,8 +51,10 @@
 // What it ignores, on purpose: memory-bound work other than AdamW (not in the FLOPs), the CPU
 // that communication takes from compute on the same cores, a block's gradient being ready before
 // its whole backward ends, ZeRO-3's persistent small blocks and prefetch
-// budget, padding beyond what the partition plan holds, and contention between the links of more
-// than one rank per host. A prediction is a floor to hold a measurement against, not a promise.
+// budget, padding beyond what the partition plan holds, hierarchical (tree or two-level)
+// collectives, and contention between several rings on one host's link: with ranks placed host
+// by host a flat ring crosses each host's link once per direction (LinkModel::ranks_per_host).
+// A prediction is a floor to hold a measurement against, not a promise.
 #pragma once
 
 #include <cstddef>
@@ -65,8 +67,14 @@
 namespace zt {
 
 struct LinkModel {
-  double latency_s = 0.0;     // α per ring step
-  double bytes_per_s = 0.0;   // β, per rank and direction
+  double latency_s = 0.0;     // α per ring step (between hosts, when ranks_per_host > 1)
+  double bytes_per_s = 0.0;   // β, per rank and direction (between hosts, when ranks_per_host > 1)
+  // Several ranks per host, placed host by host: the link between ranks of one host (0: as above).
+  // A ring within one host runs at it; a ring that crosses hosts moves every step over both kinds
+  // of edge at once, so each step takes the slower link's time (the larger α, the smaller β).
+  int ranks_per_host = 1;
+  double intra_latency_s = 0.0;
+  double intra_bytes_per_s = 0.0;
 };
 
 double all_reduce_seconds(double bytes, int world_size, const LinkModel& link);

@@ -37,7 +37,15 @@ void declare_options(po::options_description& options) {
        "with --predict: link bandwidth per rank and direction in Gbit/s (needed for more than one rank: "
        "measuring it needs ranks; `zerotrain bench-comm` under mpirun reports it as busbw in GB/s: x 8)")
       ("link-latency-us", po::value<double>()->value_name("A"),
-       "with --predict: link latency per ring step in microseconds (default 0: latency terms left out)");
+       "with --predict: link latency per ring step in microseconds (default 0: latency terms left out)")
+      ("ranks-per-host", po::value<int>()->value_name("R"),
+       "with --predict: ranks per host, placed host by host (default 1); --link-gbps/--link-latency-us are then "
+       "the link between hosts, and a ring that crosses hosts steps at the slower of the two links")
+      ("intra-host-gbps", po::value<double>()->value_name("B"),
+       "with --predict and --ranks-per-host: the link between ranks of one host in Gbit/s (default: as "
+       "--link-gbps)")
+      ("intra-host-latency-us", po::value<double>()->value_name("A"),
+       "with --predict and --ranks-per-host: its latency per ring step in microseconds (default 0)");
 }
 
 std::optional<double> positive_option(const po::variables_map& options, const char* name) {
@@ -51,20 +59,38 @@ std::optional<double> positive_option(const po::variables_map& options, const ch
 // What --predict was given, checked before anything is printed or measured.
 struct PredictOptions {
   std::optional<double> flops_per_s;  // measured when absent
-  std::optional<double> link_gbps;    // required on more than one rank
+  std::optional<double> link_gbps;    // required on more than one rank, unless all share one host
   std::optional<double> latency_us;   // 0 when absent
+  int ranks_per_host = 1;
+  std::optional<double> intra_gbps;        // as link_gbps when absent
+  std::optional<double> intra_latency_us;  // 0 when absent
 };
+
+std::optional<double> non_negative_option(const po::variables_map& options, const char* name) {
+  if (!options.count(name)) return std::nullopt;
+  const double value = options[name].as<double>();
+  if (!std::isfinite(value) || value < 0.0)
+    throw UsageError(fmt::format("--{} must be zero or positive, got {}", name, value));
+  return value;
+}
 
 PredictOptions read_predict_options(const po::variables_map& options, int world, Device device) {
   PredictOptions p;
   p.flops_per_s = positive_option(options, "flops-per-s");
   p.link_gbps = positive_option(options, "link-gbps");
-  if (options.count("link-latency-us")) {
-    p.latency_us = options["link-latency-us"].as<double>();
-    if (!std::isfinite(*p.latency_us) || *p.latency_us < 0.0)
-      throw UsageError(fmt::format("--link-latency-us must be zero or positive, got {}", *p.latency_us));
+  p.latency_us = non_negative_option(options, "link-latency-us");
+  if (options.count("ranks-per-host")) {
+    p.ranks_per_host = options["ranks-per-host"].as<int>();
+    if (p.ranks_per_host < 1)
+      throw UsageError(fmt::format("--ranks-per-host must be at least 1, got {}", p.ranks_per_host));
   }
-  if (world > 1 && !p.link_gbps)
+  p.intra_gbps = positive_option(options, "intra-host-gbps");
+  p.intra_latency_us = non_negative_option(options, "intra-host-latency-us");
+  if (p.ranks_per_host == 1 && (p.intra_gbps || p.intra_latency_us))
+    throw UsageError("--intra-host-gbps and --intra-host-latency-us describe the link between ranks of one host: "
+                     "give --ranks-per-host too (with one rank per host they would be unused)");
+  const bool one_host = p.ranks_per_host >= world;
+  if (world > 1 && !p.link_gbps && !(one_host && p.intra_gbps))
     throw UsageError(fmt::format("--predict on {} ranks needs --link-gbps: measuring the link needs ranks (run "
                                  "`zerotrain bench-comm` under mpirun and give its busbw, GB/s x 8)",
                                  world));
@@ -97,7 +123,10 @@ std::string format_predictions(const PredictOptions& given, const Config& config
   const models::DeviceRates rates{.flops_per_s = flops_per_s, .bytes_per_s = bytes_per_s};
   const double latency_us = given.latency_us.value_or(0.0);
   const LinkModel link{.latency_s = latency_us * 1e-6,
-                       .bytes_per_s = given.link_gbps ? *given.link_gbps * 1e9 / 8.0 : 0.0};
+                       .bytes_per_s = given.link_gbps ? *given.link_gbps * 1e9 / 8.0 : 0.0,
+                       .ranks_per_host = given.ranks_per_host,
+                       .intra_latency_s = given.intra_latency_us.value_or(0.0) * 1e-6,
+                       .intra_bytes_per_s = given.intra_gbps ? *given.intra_gbps * 1e9 / 8.0 : 0.0};
 
   std::string out = fmt::format(
       "Predicted step time of {} on {} rank(s), micro batch {} x {}, {} micro batch(es) per step\n", model.name(),
@@ -110,8 +139,17 @@ std::string format_predictions(const PredictOptions& given, const Config& config
                        "{:.1f} us ({})\n",
                        *given.link_gbps, link.bytes_per_s / 1e6, latency_us,
                        given.latency_us ? "given: --link-latency-us" : "not given: taken as 0");
-  else
+  else if (world == 1)
     out += "  link: none needed on one rank\n";
+  if (given.ranks_per_host > 1) {
+    const int hosts = (world + given.ranks_per_host - 1) / given.ranks_per_host;
+    out += fmt::format("  hosts: {} rank(s) per host, {} host(s); between ranks of a host {} Gbit/s, latency {:.1f} us"
+                       "{}\n",
+                       given.ranks_per_host, hosts,
+                       given.intra_gbps ? fmt::format("{:.3f}", *given.intra_gbps) : std::string("as between hosts:"),
+                       given.intra_latency_us.value_or(0.0),
+                       hosts > 1 ? "; rings cross hosts and step at the slower link" : "; every ring stays on the host");
+  }
   out += fmt::format("  communication {}, parameters {}, reduce_bucket_size {} elements\n\n",
                      dtype_name(zero.comm_dtype), dtype_name(zero.compute_dtype), zero.reduce_bucket_size);
   out += fmt::format("{:>5}  {:>7}  {:>12}  {:>10}  {:>11}  {:>9}  {:>18}\n", "stage", "buckets", "T_compute ms",
@@ -144,7 +182,8 @@ int run(const po::variables_map& options, std::ostream& out) {
   if (options["predict"].as<bool>()) {
     predict = read_predict_options(options, world, device);
   } else {
-    for (const char* name : {"flops-per-s", "link-gbps", "link-latency-us"})
+    for (const char* name :
+         {"flops-per-s", "link-gbps", "link-latency-us", "ranks-per-host", "intra-host-gbps", "intra-host-latency-us"})
       if (options.count(name)) throw UsageError(fmt::format("--{} is used with --predict only", name));
   }
   out << format_memory_plans(*model, zero_options(config), world, micro_batch, seq_len, device);
@@ -162,7 +201,8 @@ Command plan_command() {
       .summary = "Print the per-rank memory of a config under ZeRO stages 0-3 (and, with --predict, the step time)",
       .usage = "zerotrain plan --config FILE [--world-size N] [--set KEY=VALUE]...\n"
                "       zerotrain plan --config FILE --world-size N --predict --link-gbps B [--link-latency-us A] "
-               "[--flops-per-s R]",
+               "[--flops-per-s R]\n"
+               "                      [--ranks-per-host R [--intra-host-gbps B] [--intra-host-latency-us A]]",
       .declare_options = declare_options,
       .run = run,
   };

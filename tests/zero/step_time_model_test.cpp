@@ -32,6 +32,26 @@ TEST(CollectiveTime, RingVolumesAndLatencyTerms) {
   EXPECT_DOUBLE_EQ(all_gather_seconds(1e6, 4, link), 0.003 + 0.75);
 }
 
+// Two ranks per host: a ring on one host steps over the intra-host link alone; a ring across hosts
+// over both kinds of edge at once, so at the larger α and the smaller β of the two.
+TEST(CollectiveTime, RanksPerHostPickTheLinkEachRingStepsAt) {
+  const LinkModel hosts{.latency_s = 0.001, .bytes_per_s = 1e6, .ranks_per_host = 2, .intra_latency_s = 0.0001,
+                        .intra_bytes_per_s = 1e7};
+  // N = 2 on one host: 1·α_intra + (1/2)·1e6 / 1e7 s.
+  EXPECT_DOUBLE_EQ(reduce_scatter_seconds(1e6, 2, hosts), 0.0001 + 0.05);
+  // N = 4 on two hosts: 3·α_inter + (3/4)·1e6 / 1e6 s, as with every rank on its own host.
+  const LinkModel flat{.latency_s = 0.001, .bytes_per_s = 1e6};
+  EXPECT_DOUBLE_EQ(reduce_scatter_seconds(1e6, 4, hosts), reduce_scatter_seconds(1e6, 4, flat));
+  // A slower intra-host link bounds the crossing ring instead.
+  LinkModel slow_inside = hosts;
+  slow_inside.intra_bytes_per_s = 1e5, slow_inside.intra_latency_s = 0.01;
+  EXPECT_DOUBLE_EQ(all_gather_seconds(1e6, 4, slow_inside), 3 * 0.01 + 0.75 * 10.0);
+  // No intra-host bandwidth given: the link between hosts serves inside them too.
+  LinkModel unspecified = hosts;
+  unspecified.intra_bytes_per_s = 0.0;
+  EXPECT_DOUBLE_EQ(all_reduce_seconds(1e6, 2, unspecified), 2 * 0.0001 + 1.0);
+}
+
 // Three blocks of equal compute, one bucket each (bucket k complete when block 2 - k finishes
 // backward), 1000 bytes per bucket and per gathered block, 2 ranks, 1000 B/s, no latency,
 // T_micro = 3 s: forward 1 s (1/3 s a block), backward 2 s (2/3 s a block).

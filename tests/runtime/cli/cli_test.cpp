@@ -247,6 +247,35 @@ TEST(CliPlanPredict, TwoRanksMoveTheRingVolumesOverTheGivenLink) {
   EXPECT_NEAR(slow_rows[0][2], 4.8 + 2 * buckets + 2, 0.11);  // + the statistics all-reduce's 2·α
 }
 
+// Ranks per host: a ring inside one host runs at the intra-host link; one that crosses hosts steps
+// at the slower of the two links (the inter-host one here, 20 times slower).
+TEST(CliPlanPredict, RingsInsideAHostRunAtItsLinkAndRingsAcrossHostsAtTheSlowerOne) {
+  const std::string config = source_file("configs/default.yaml");
+  auto comm_ms = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"plan", "--config", config, "--predict", "--flops-per-s", "1e9"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    CliResult result = run(args);
+    EXPECT_EQ(result.status, kExitSuccess) << result.err;
+    const auto rows = predicted_rows(result.out);
+    return rows.size() == 4 ? rows[0][2] : -1.0;  // stage 0's T_comm
+  };
+  // 2 ranks on one host: the intra-host link alone (no --link-gbps needed); 1.6 Gbit/s is twice
+  // 0.8, so the all-reduce takes half of the 4.82 ms above (the table shows tenths of a ms).
+  EXPECT_NEAR(comm_ms({"-n", "2", "--ranks-per-host", "2", "--intra-host-gbps", "1.6"}), 4.82 / 2, 0.06);
+  // 4 ranks on 2 hosts: every ring step waits for the 0.8 Gbit/s link between the hosts, as if
+  // every rank were on its own host.
+  const double across = comm_ms({"-n", "4", "--ranks-per-host", "2", "--link-gbps", "0.8", "--intra-host-gbps", "16"});
+  EXPECT_NEAR(across, comm_ms({"-n", "4", "--link-gbps", "0.8"}), 1e-9);
+  EXPECT_GT(across, 10 * comm_ms({"-n", "4", "--link-gbps", "16"}));
+  // An intra-host link slower than the one between hosts bounds the crossing ring instead.
+  EXPECT_NEAR(comm_ms({"-n", "4", "--ranks-per-host", "2", "--link-gbps", "16", "--intra-host-gbps", "0.8"}), across,
+              1e-9);
+  CliResult shown = run({"plan", "--config", config, "--predict", "--flops-per-s", "1e9", "-n", "4", "--ranks-per-host",
+                         "2", "--link-gbps", "0.8", "--intra-host-gbps", "16"});
+  expect_contains(shown.out, {"hosts: 2 rank(s) per host, 2 host(s); between ranks of a host 16.000 Gbit/s, latency "
+                              "0.0 us; rings cross hosts and step at the slower link"});
+}
+
 TEST(CliPlanPredict, MeasuresTheComputeRateWhenNotGiven) {
   CliResult result = run({"plan", "--config", source_file("configs/default.yaml"), "--predict"});
   EXPECT_EQ(result.status, kExitSuccess) << result.err;
@@ -270,6 +299,15 @@ TEST(CliPlanPredict, BadValuesAreUsageErrorsBeforeAnythingIsPrinted) {
       {{"--predict", "--device", "cuda", "--set", "precision.dtype=bf16"},
        "--predict for --device cuda needs --flops-per-s: the compute rate can be measured on this machine's CPU only"},
       {{"--link-gbps", "1"}, "--link-gbps is used with --predict only"},
+      {{"--ranks-per-host", "2"}, "--ranks-per-host is used with --predict only"},
+      {{"--predict", "-n", "2", "--link-gbps", "1", "--ranks-per-host", "0"}, "--ranks-per-host must be at least 1, got 0"},
+      {{"--predict", "-n", "2", "--link-gbps", "1", "--intra-host-gbps", "8"},
+       "--intra-host-gbps and --intra-host-latency-us describe the link between ranks of one host: give "
+       "--ranks-per-host too"},
+      {{"--predict", "-n", "4", "--ranks-per-host", "2", "--intra-host-gbps", "8", "--flops-per-s", "1e9"},
+       "--predict on 4 ranks needs --link-gbps"},
+      {{"--predict", "-n", "2", "--ranks-per-host", "2", "--intra-host-gbps", "1", "--intra-host-latency-us=-1"},
+       "--intra-host-latency-us must be zero or positive, got -1"},
   };
   for (const auto& [extra, message] : cases) {
     std::vector<std::string> args = {"plan", "--config", config};
