@@ -22,8 +22,8 @@ __global__ void bias_forward_kernel(S* out, const S* bias, int OC, int ld, std::
   store(p, load(p) + load(bias + o));
 }
 
-// Eight columns a thread, the bias read once for every row the thread takes (no division per
-// element; the scalar kernel above spent most of its time in 64-bit divisions).
+// Eight columns a thread, its bias loaded once and added to every row the thread takes (no
+// division per element; the scalar kernel above spent most of its time in 64-bit divisions).
 template <typename S>
 __global__ void bias_forward_vec8_kernel(S* out, const S* bias, int N, int OC, int ld) {
   const int c = (blockIdx.x * blockDim.x + threadIdx.x) * 8;
@@ -41,6 +41,7 @@ __global__ void bias_forward_vec8_kernel(S* out, const S* bias, int N, int OC, i
 
 template <typename S>
 void launch_bias_forward(void* out, const void* bias, int N, int OC, int ld, cudaStream_t s) {
+  if (N <= 0 || OC <= 0) return;  // nothing to add (and no zero-thread launch)
   if (vectorizable(OC, {out, bias}) && ld % 8 == 0) {
     const unsigned threads = std::min(kThreads, static_cast<unsigned>((OC / 8 + 31) / 32 * 32));
     const dim3 grid(blocks_for(static_cast<std::size_t>(OC / 8), threads), chunk_grid_y(std::min(N, 2048)));

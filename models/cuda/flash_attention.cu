@@ -11,6 +11,7 @@
 #include <cuda_fp16.h>
 
 #include <cmath>
+#include <initializer_list>
 #include <stdexcept>
 
 #include "models/cuda/storage.cuh"
@@ -428,17 +429,26 @@ template <typename S> void launch_backward(const FlashAttention& a, const Pointe
   flash_dq_kernel<S><<<dim3(grid.x, grid.y), kThreads, 0, s>>>(a, p, scale * kLog2e, scale);
 }
 
-void check(const FlashAttention& a, DType dt) {
-  if (!flash_attention_supported(dt, kD, 8) || a.group < 1 || a.NH % a.group != 0 ||
-      static_cast<std::int64_t>(a.T) > static_cast<std::int64_t>(kMaxGridY) * kTile)
-    throw std::invalid_argument("flash attention: unsupported case");
+// Every stride a multiple of 8 elements and every base 16-byte aligned: tiles move 16 bytes at a time.
+bool aligned(const FlashAttention& a, std::initializer_list<const void*> pointers) {
+  for (const HeadsLayout& l : {a.q, a.k, a.v, a.y})
+    if (l.batch % 8 != 0 || l.head % 8 != 0 || l.row % 8 != 0) return false;
+  for (const void* p : pointers)
+    if (reinterpret_cast<std::uintptr_t>(p) % 16 != 0) return false;
+  return true;
 }
 
+void check(const FlashAttention& a, DType dt, std::initializer_list<const void*> pointers) {
+  if (!flash_attention_supported(dt, kD, aligned(a, pointers) ? 8 : 1) || a.B < 1 || a.NH < 1 || a.T < 1 ||
+      a.group < 1 || a.NH % a.group != 0 ||
+      static_cast<std::int64_t>(a.T) > static_cast<std::int64_t>(kMaxGridY) * kTile)
+    throw std::invalid_argument("flash attention: unsupported case (dtype, head size, alignment or shape)");
+}
 }  // namespace
 
 void flash_attention_forward(const FlashAttention& a, const void* q, const void* k, const void* v, void* y,
                              float* stats, DType dt, cudaStream_t s) {
-  check(a, dt);
+  check(a, dt, {q, k, v, y});
   Pointers p{q, k, v, nullptr, nullptr, stats, nullptr, y, nullptr, nullptr, nullptr};
   if (dt == DType::bf16) launch_forward<__nv_bfloat16>(a, p, s);
   else launch_forward<__half>(a, p, s);
@@ -448,7 +458,7 @@ void flash_attention_forward(const FlashAttention& a, const void* q, const void*
 void flash_attention_backward(const FlashAttention& a, const void* q, const void* k, const void* v, const void* y,
                               const void* dy, const float* stats, float* scratch, void* dq, void* dk, void* dv,
                               DType dt, cudaStream_t s) {
-  check(a, dt);
+  check(a, dt, {q, k, v, y, dy, dq, dk, dv});
   // Backward only reads the statistics; Pointers holds one non-const field for both passes.
   Pointers p{q, k, v, y, dy, const_cast<float*>(stats), scratch, nullptr, dq, dk, dv};
   if (dt == DType::bf16) launch_backward<__nv_bfloat16>(a, p, s);

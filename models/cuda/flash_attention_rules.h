@@ -19,14 +19,16 @@ inline bool flash_attention_supported(DType dt, int hs, std::int64_t alignment_e
   return (dt == DType::bf16 || dt == DType::f16) && hs == kFlashHeadSize && alignment_elements % 8 == 0;
 }
 
-// Row statistics forward saves for backward: one float per (b, h, t), the log-sum-exp of the row.
+// Row statistics forward saves for backward: one float per (b, h, t), the row's log-sum-exp of
+// the scaled scores in base 2 (m + log2(l) with the scores times log2(e) / sqrt(hs)).
 inline std::int64_t flash_attention_stats_floats(int B, int NH, int T) {
   return static_cast<std::int64_t>(B) * NH * T;
 }
 // Backward's scratch: rowsum(dy * y) per (b, h, t).
 inline std::int64_t flash_attention_scratch_floats(int B, int NH, int T) { return flash_attention_stats_floats(B, NH, T); }
 
-// Grid of every flash kernel: x over (batch, head) pairs, y over the 64-row tiles of T.
+// Grid of the flash kernels: x over (batch, head) pairs (forward, dq) or (batch, key/value head)
+// pairs (dk, dv), y over the 64-row tiles of T.
 struct FlashGrid {
   unsigned x = 1, y = 1;
 };

@@ -7,6 +7,7 @@
 #include "models/ops/attention.h"
 
 #include <cstdint>
+#include <stdexcept>
 
 #include "models/cuda/attention_core.h"
 #include "models/cuda/cuda_context.h"
@@ -19,12 +20,14 @@ std::size_t count(int a, int b) { return static_cast<std::size_t>(a) * static_ca
 
 bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
-// The flash kernels take the case, and att and scratch hold their statistics (att has T*T
-// elements per row of heads, the statistics one float).
-bool use_flash(DType dt, int T, int C, int NH, std::initializer_list<const void*> pointers) {
-  bool aligned = C % 8 == 0 && T >= 2;
-  for (const void* p : pointers) aligned = aligned && aligned16(p);
-  return C % NH == 0 && cuda::flash_attention_supported(dt, C / NH, aligned ? 8 : 1);
+// Whether forward takes the flash kernels; backward asks the same question of forward's buffers,
+// so both passes always take the same path (att means different things on the two). The
+// statistics need a float per (b, h, t) and att gives T elements of 2 bytes: T >= 2.
+bool use_flash(DType dt, int B, int T, int C, int NH, BufferView out, BufferView att, BufferView qkv) {
+  if (B < 1 || T < 2 || NH < 1 || C % NH != 0) return false;
+  const bool aligned = C % 8 == 0 && aligned16(out.data) && aligned16(att.data) && aligned16(qkv.data);
+  return cuda::flash_attention_supported(dt, C / NH, aligned ? 8 : 1) &&
+         static_cast<std::int64_t>(T) <= static_cast<std::int64_t>(cuda::kMaxGridY) * cuda::kFlashTile;
 }
 
 // (b, h, t, d) inside rows of `width` elements per token, head h at column offset + h*hs.
@@ -46,7 +49,7 @@ void attention_forward(ComputeContext& ctx, BufferView out, BufferView att, Buff
   CudaComputeContext& c = as_cuda(ctx);
   const DType dt = c.dtype();
   const std::size_t n = count(B * T, C), es = dtype_size(dt);
-  if (use_flash(dt, T, C, NH, {out.data, att.data, qkv.data})) {
+  if (use_flash(dt, B, T, C, NH, out, att, qkv)) {
     auto* rows = static_cast<char*>(qkv.data);
     cuda::flash_attention_forward(flash_shape(B, T, C, NH), rows, rows + C * es, rows + 2 * C * es, out.data,
                                   static_cast<float*>(att.data), dt, c.handle());
@@ -65,7 +68,12 @@ void attention_backward(ComputeContext& ctx, BufferView dqkv, BufferView dout, B
   const DType dt = c.dtype();
   const std::size_t n = count(B * T, C), es = dtype_size(dt);
   auto* base = static_cast<char*>(scratch.data);
-  if (use_flash(dt, T, C, NH, {dqkv.data, dout.data, qkv.data, out.data, att.data, scratch.data})) {
+  if (use_flash(dt, B, T, C, NH, out, att, qkv)) {
+    // Forward took the flash path: att holds statistics, so backward must take it too.
+    for (const void* p : {dqkv.data, dout.data, scratch.data})
+      if (!aligned16(p))
+        throw std::invalid_argument("attention backward: dqkv, dout and scratch must be 16-byte aligned when forward "
+                                    "took the flash path");
     auto* rows = static_cast<char*>(qkv.data);
     auto* drows = static_cast<char*>(dqkv.data);
     cuda::flash_attention_backward(flash_shape(B, T, C, NH), rows, rows + C * es, rows + 2 * C * es, out.data,

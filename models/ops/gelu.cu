@@ -102,6 +102,7 @@ void gelu_backward(void* dinp, const void* inp, const void* dout, std::size_t n,
 
 // pre += bias, out = gelu(pre): one sweep where the rows allow eight-element accesses.
 void bias_gelu_forward(void* out, void* pre, const void* bias, int N, int OC, DType dt, cudaStream_t s) {
+  if (N <= 0 || OC <= 0) return;  // an empty tensor (and no zero-thread launch)
   if (vectorizable(OC, {out, pre, bias})) {
     ZT_DISPATCH_STORAGE(dt, launch_bias_gelu_vec8, out, pre, bias, N, OC, s);
     return;
