@@ -161,6 +161,22 @@ template <int pending> __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(pending));
 }
 
+// The loop over key tiles 0 .. last of the forward and dq kernels: tile kt + 1 of keys and values
+// goes into the buffers tile kt does not use (read by nobody since the iteration before), then
+// tile kt, issued the iteration before, is waited for; the last tile waits for everything.
+template <typename S>
+__device__ __forceinline__ void next_key_value_tiles(Tile<S> (&sk)[2], Tile<S> (&sv)[2], const S* k, const S* v,
+                                                     const FlashAttention& a, int kt, int last) {
+  if (kt < last) {
+    issue_tile<S>(sk[1 - kt % 2], k, a.k.row, (kt + 1) * kTile, a.T);
+    issue_tile<S>(sv[1 - kt % 2], v, a.v.row, (kt + 1) * kTile, a.T);
+    cp_async_commit();
+    cp_async_wait<1>();
+  } else {
+    cp_async_wait<0>();
+  }
+}
+
 // A warp's 16 rows of an accumulator (scaled per row) into rows row0 .. row0 + 15 of a head.
 template <typename S> __device__ __forceinline__ void store_rows(S* head, std::int64_t row_stride, int row0, int T,
                                                                 const float (&acc)[8][4], float scale0, float scale1) {
@@ -225,14 +241,7 @@ __global__ void __launch_bounds__(kThreads) flash_forward_kernel(FlashAttention 
   float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.0f, l1 = 0.0f;  // rows g and g + 8
   for (int kt = 0; kt <= qt; ++kt) {
     const int buf = kt % 2;
-    if (kt < qt) {  // the next tile into the other buffer, read by nobody since the last iteration
-      issue_tile<S>(sk[1 - buf], k, a.k.row, (kt + 1) * kTile, a.T);
-      issue_tile<S>(sv[1 - buf], v, a.v.row, (kt + 1) * kTile, a.T);
-      cp_async_commit();
-      cp_async_wait<1>();
-    } else {
-      cp_async_wait<0>();
-    }
+    next_key_value_tiles<S>(sk, sv, k, v, a, kt, qt);
     __syncthreads();
     float s[8][4];
     product_with_rows<S>(s, qa, sk[buf]);
@@ -387,15 +396,8 @@ __global__ void __launch_bounds__(kThreads) flash_dq_kernel(FlashAttention a, Po
   cp_async_commit();
   for (int kt = 0; kt <= qt; ++kt) {
     const int buf = kt % 2;
-    if (kt < qt) {
-      if (kt == 0) __syncthreads();  // buffer 1 held q and dy until every warp took its fragments
-      issue_tile<S>(sk[1 - buf], k, a.k.row, (kt + 1) * kTile, a.T);
-      issue_tile<S>(sv[1 - buf], v, a.v.row, (kt + 1) * kTile, a.T);
-      cp_async_commit();
-      cp_async_wait<1>();
-    } else {
-      cp_async_wait<0>();
-    }
+    if (kt == 0 && qt > 0) __syncthreads();  // buffer 1 held q and dy until every warp took its fragments
+    next_key_value_tiles<S>(sk, sv, k, v, a, kt, qt);
     __syncthreads();
     float pr[8][4], dp[8][4];
     product_with_rows<S>(pr, qa, sk[buf]);  // scores
