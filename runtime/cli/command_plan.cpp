@@ -143,10 +143,10 @@ std::string format_predictions(const PredictOptions& given, const Config& config
     out += "  link: none needed on one rank\n";
   if (given.ranks_per_host > 1) {
     const int hosts = (world + given.ranks_per_host - 1) / given.ranks_per_host;
-    out += fmt::format("  hosts: {} rank(s) per host, {} host(s); between ranks of a host {} Gbit/s, latency {:.1f} us"
-                       "{}\n",
+    out += fmt::format("  hosts: {} rank(s) per host, {} host(s); between ranks of a host {}, latency {:.1f} us{}\n",
                        given.ranks_per_host, hosts,
-                       given.intra_gbps ? fmt::format("{:.3f}", *given.intra_gbps) : std::string("as between hosts:"),
+                       given.intra_gbps ? fmt::format("{:.3f} Gbit/s", *given.intra_gbps)
+                                        : std::string("as between hosts (--link-gbps)"),
                        given.intra_latency_us.value_or(0.0),
                        hosts > 1 ? "; rings cross hosts and step at the slower link" : "; every ring stays on the host");
   }

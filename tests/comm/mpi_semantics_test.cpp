@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 
 #include <atomic>
@@ -313,20 +314,39 @@ struct SharedRecordDir {
   }
 };
 
+// What a communicator's timeout handler said, collected from its watchdog thread.
+struct HandlerMessages {
+  std::mutex mutex;
+  std::vector<std::string> texts;
+  std::chrono::steady_clock::time_point last_at;
+  std::function<void(const std::string&)> handler() {
+    return [this](const std::string& text) {
+      std::lock_guard lock(mutex);
+      texts.push_back(text);
+      last_at = std::chrono::steady_clock::now();
+    };
+  }
+};
+
+// On rank 0: a flight record for every other rank, stamped `written_ms`, that never changes (their
+// communicators publish nothing, as a dead rank's would not).
+void write_silent_peer_records(const std::string& dir, const CommOptions& options, const Communicator& comm,
+                               std::int64_t written_ms) {
+  if (comm.rank() != 0) return;
+  for (int r = 1; r < comm.world_size(); ++r)
+    std::ofstream(flight_record_file(dir, options.name, r)) << flight_record_text(FlightRecord{r, written_ms, {}});
+}
+
 // The first verdict stands: rank 0 times out first and writes flight_record/verdict.txt; when the
 // other ranks then time out too (as a frozen rank the launcher resumes would), they end pointing at
 // that verdict instead of giving their own.
 TEST(MpiSemantics, TheFirstVerdictStands) {
   const SharedRecordDir records("verdict");
   const std::string& dir = records.path;
-  std::vector<std::string> messages;
-  std::mutex messages_mutex;
+  HandlerMessages said;
   CommOptions options = options_with(300ms);
   options.flight_record_dir = dir;
-  MpiCommunicator comm(MPI_COMM_WORLD, Device::cpu(), options, [&](const std::string& text) {
-    std::lock_guard lock(messages_mutex);
-    messages.push_back(text);
-  });
+  MpiCommunicator comm(MPI_COMM_WORLD, Device::cpu(), options, said.handler());
   CpuStream compute(CpuStream::Mode::inline_on_caller);
   Buffer data = make_buffer(Device::cpu(), DType::f32, filled(10, 1.0f));
   if (comm.rank() != 0) std::this_thread::sleep_for(1200ms);  // rank 0 waits past the timeout
@@ -334,7 +354,8 @@ TEST(MpiSemantics, TheFirstVerdictStands) {
   if (comm.rank() == 0) std::this_thread::sleep_for(1200ms);  // now the others do
   comm.all_reduce(data.view(), ReduceOp::sum, compute).wait();
   std::this_thread::sleep_for(100ms);
-  std::lock_guard lock(messages_mutex);
+  std::lock_guard lock(said.mutex);
+  const std::vector<std::string>& messages = said.texts;
   ASSERT_EQ(messages.size(), 1u);
   if (comm.rank() == 0) {
     EXPECT_NE(messages[0].find("comm timeout: all_reduce(sum) #1"), std::string::npos) << messages[0];
@@ -356,21 +377,12 @@ TEST(MpiSemantics, TheFirstVerdictStands) {
 TEST(MpiSemantics, APeerThatIsGoneIsNotWaitedForWhileTheJobStops) {
   const SharedRecordDir records("gone_peer");
   const std::string& dir = records.path;
-  std::vector<std::string> messages;
-  std::chrono::steady_clock::time_point message_at;
-  std::mutex messages_mutex;
+  HandlerMessages said;
   CommOptions options = options_with(60s);
   if (world_rank() == 0) options.flight_record_dir = dir;
-  MpiCommunicator comm(MPI_COMM_WORLD, Device::cpu(), options, [&](const std::string& text) {
-    std::lock_guard lock(messages_mutex);
-    messages.push_back(text);
-    message_at = std::chrono::steady_clock::now();
-  });
-  if (comm.rank() == 0) {
-    for (int r = 1; r < comm.world_size(); ++r) {
-      std::ofstream(flight_record_file(dir, options.name, r)) << flight_record_text(FlightRecord{r, unix_ms_now(), {}});
-    }
-  }
+  MpiCommunicator comm(MPI_COMM_WORLD, Device::cpu(), options, said.handler());
+  write_silent_peer_records(dir, options, comm, unix_ms_now());
+  const std::vector<std::string>& messages = said.texts;
   CpuStream compute(CpuStream::Mode::inline_on_caller);
   Buffer data = make_buffer(Device::cpu(), DType::f32, filled(10, 1.0f));
   const auto late = kPeerSilentWhileStopping + 3s;
@@ -378,7 +390,7 @@ TEST(MpiSemantics, APeerThatIsGoneIsNotWaitedForWhileTheJobStops) {
   if (comm.rank() != 0) std::this_thread::sleep_for(late);
   comm.all_reduce(data.view(), ReduceOp::sum, compute).wait();
   {
-    std::lock_guard lock(messages_mutex);
+    std::lock_guard lock(said.mutex);
     EXPECT_TRUE(messages.empty()) << messages.front();
   }
   // A stop pending on rank 0: the same wait ends with a verdict naming rank 1.
@@ -390,15 +402,15 @@ TEST(MpiSemantics, APeerThatIsGoneIsNotWaitedForWhileTheJobStops) {
   const auto start = std::chrono::steady_clock::now();
   if (comm.rank() != 0) std::this_thread::sleep_for(late);
   comm.all_reduce(data.view(), ReduceOp::sum, compute).wait();
-  std::lock_guard lock(messages_mutex);
+  std::lock_guard lock(said.mutex);
   if (comm.rank() == 0) {
     ASSERT_EQ(messages.size(), 1u);
     EXPECT_NE(messages[0].find("comm: rank 1 is gone: its flight record"), std::string::npos) << messages[0];
     EXPECT_NE(messages[0].find("while the job stops on SIGTERM and all_reduce(sum) #2"), std::string::npos)
         << messages[0];
     // Given after the allowance and before the late ranks came (the test's handler does not exit).
-    EXPECT_GE(message_at - start, kPeerSilentWhileStopping);
-    EXPECT_LT(message_at - start, late - 1s);
+    EXPECT_GE(said.last_at - start, kPeerSilentWhileStopping);
+    EXPECT_LT(said.last_at - start, late - 1s);
   } else {
     EXPECT_TRUE(messages.empty());
   }
@@ -411,19 +423,11 @@ TEST(MpiSemantics, APeerThatIsGoneIsNotWaitedForWhileTheJobStops) {
 TEST(MpiSemantics, AnEarlierAttemptsRecordsDoNotMakeAPeerGone) {
   const SharedRecordDir records("stale_records");
   const std::string& dir = records.path;
-  std::vector<std::string> messages;
-  std::mutex messages_mutex;
+  HandlerMessages said;
   CommOptions options = options_with(60s);
   if (world_rank() == 0) options.flight_record_dir = dir;
-  MpiCommunicator comm(MPI_COMM_WORLD, Device::cpu(), options, [&](const std::string& text) {
-    std::lock_guard lock(messages_mutex);
-    messages.push_back(text);
-  });
-  if (comm.rank() == 0) {
-    const std::int64_t an_hour_ago = unix_ms_now() - 3'600'000;
-    for (int r = 1; r < comm.world_size(); ++r)
-      std::ofstream(flight_record_file(dir, options.name, r)) << flight_record_text(FlightRecord{r, an_hour_ago, {}});
-  }
+  MpiCommunicator comm(MPI_COMM_WORLD, Device::cpu(), options, said.handler());
+  write_silent_peer_records(dir, options, comm, unix_ms_now() - 3'600'000);  // an hour ago
   CpuStream compute(CpuStream::Mode::inline_on_caller);
   Buffer data = make_buffer(Device::cpu(), DType::f32, filled(10, 1.0f));
   std::optional<StopSignalHandler> stop;
@@ -434,8 +438,8 @@ TEST(MpiSemantics, AnEarlierAttemptsRecordsDoNotMakeAPeerGone) {
   if (comm.rank() != 0) std::this_thread::sleep_for(kPeerSilentWhileStopping + 3s);
   comm.all_reduce(data.view(), ReduceOp::sum, compute).wait();
   EXPECT_EQ(read_buffer(data.view())[0], static_cast<float>(comm.world_size()));
-  std::lock_guard lock(messages_mutex);
-  EXPECT_TRUE(messages.empty()) << messages.front();
+  std::lock_guard lock(said.mutex);
+  EXPECT_TRUE(said.texts.empty()) << said.texts.front();
 }
 
 // Timeouts far beyond any job (comm.timeout_s: 1e16, or the largest duration) once wrapped around
