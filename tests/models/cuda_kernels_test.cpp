@@ -96,6 +96,37 @@ class CudaVsCpu : public ::testing::TestWithParam<DType> {
     return make(std::vector<float>(n, std::numeric_limits<float>::quiet_NaN()), f32);
   }
 
+  // A whole model's loss and gradients on both devices from the same (rounded) initial weights and
+  // one random batch of B x T tokens (every 9th target ignored).
+  void expect_model_matches(const Model& model, int vocab_size, int B, int T, const char* name) {
+    std::vector<std::int32_t> tok(B * T), tgt(B * T);
+    for (int i = 0; i < B * T; ++i) tok[i] = static_cast<std::int32_t>(rng_() % vocab_size);
+    for (int i = 0; i < B * T; ++i) tgt[i] = i % 9 == 4 ? -1 : tok[(i + 1) % (B * T)];
+    ModelState sc(model, Device::cpu(), dt_), sg(model, Device::cuda(0), dt_);
+    sg.init(77);
+    sc.set_params_f32(sg.params_f32());  // the same (rounded) values on both sides
+    Activations ac(model, B, T, Device::cpu(), dt_), ag(model, B, T, Device::cuda(0), dt_);
+    ac.set_tokens(tok, tgt);
+    ag.set_stream(gpu_->stream());  // batches go up on the stream the kernels run on
+    ag.set_tokens(tok, tgt);
+    sc.zero_grad(*cpu_);
+    sg.zero_grad(*gpu_);
+    float lc = forward(*cpu_, model, sc, ac), lg = forward(*gpu_, model, sg, ag);
+    backward(*cpu_, model, sc, ac);
+    backward(*gpu_, model, sg, ag);
+    gpu_->synchronize();
+    std::printf("  tiny %s loss cpu %.6f gpu %.6f (%s)\n", name, lc, lg, std::string(dtype_name(dt_)).c_str());
+    EXPECT_LT(std::abs(lc - lg) / lc, dt_ == DType::f32 ? 1e-5 : 1e-2);
+    auto gc = sc.grads_f32(), gg = sg.grads_f32();
+    double diff = 0, norm = 0;
+    for (std::size_t i = 0; i < gc.size(); ++i) {
+      ASSERT_FALSE(std::isnan(gg[i]));
+      diff += (double(gg[i]) - gc[i]) * (double(gg[i]) - gc[i]), norm += double(gc[i]) * gc[i];
+    }
+    std::printf("  tiny %s grads rel err %.2e\n", name, std::sqrt(diff / norm));
+    EXPECT_LT(std::sqrt(diff / norm), dt_ == DType::f32 ? 1e-4 : 5e-2);
+  }
+
   static std::vector<float> widened(const Buffer& c) {
     std::vector<float> out(c.numel());
     convert_host(c.data(), c.dtype(), out.data(), DType::f32, c.numel());
@@ -298,32 +329,7 @@ TEST_P(CudaVsCpu, TinyGPT2LossAndGradients) {
     SCOPED_TRACE("hs " + std::to_string(hs));
     GPT2 model(c);
     const int B = 4, T = c.block_size;
-    std::vector<std::int32_t> tok(B * T), tgt(B * T);
-    for (int i = 0; i < B * T; ++i) tok[i] = static_cast<std::int32_t>(rng_() % c.vocab_size);
-    for (int i = 0; i < B * T; ++i) tgt[i] = i % 9 == 4 ? -1 : tok[(i + 1) % (B * T)];
-    ModelState sc(model, Device::cpu(), dt_), sg(model, Device::cuda(0), dt_);
-    sg.init(77);
-    sc.set_params_f32(sg.params_f32());  // the same (rounded) values on both sides
-    Activations ac(model, B, T, Device::cpu(), dt_), ag(model, B, T, Device::cuda(0), dt_);
-    ac.set_tokens(tok, tgt);
-    ag.set_stream(gpu_->stream());  // batches go up on the stream the kernels run on
-    ag.set_tokens(tok, tgt);
-    sc.zero_grad(*cpu_);
-    sg.zero_grad(*gpu_);
-    float lc = forward(*cpu_, model, sc, ac), lg = forward(*gpu_, model, sg, ag);
-    backward(*cpu_, model, sc, ac);
-    backward(*gpu_, model, sg, ag);
-    gpu_->synchronize();
-    std::printf("  tiny GPT-2 loss cpu %.6f gpu %.6f (%s)\n", lc, lg, std::string(dtype_name(dt_)).c_str());
-    EXPECT_LT(std::abs(lc - lg) / lc, dt_ == DType::f32 ? 1e-5 : 1e-2);
-    auto gc = sc.grads_f32(), gg = sg.grads_f32();
-    double diff = 0, norm = 0;
-    for (std::size_t i = 0; i < gc.size(); ++i) {
-      ASSERT_FALSE(std::isnan(gg[i]));
-      diff += (double(gg[i]) - gc[i]) * (double(gg[i]) - gc[i]), norm += double(gc[i]) * gc[i];
-    }
-    std::printf("  tiny GPT-2 grads rel err %.2e\n", std::sqrt(diff / norm));
-    EXPECT_LT(std::sqrt(diff / norm), dt_ == DType::f32 ? 1e-4 : 5e-2);
+    expect_model_matches(model, c.vocab_size, B, T, "GPT-2");
   }
 }
 
@@ -440,33 +446,7 @@ TEST_P(CudaVsCpu, TinyLlamaLossAndGradients) {
   c.block_size = 32, c.qk_norm = true, c.tie_embeddings = false;
   c.rope_scaling = cpu::RopeScaling{8.0f, 1.0f, 4.0f, 16};
   Llama model(c);
-  const int B = 3, T = 32;
-  std::vector<std::int32_t> tok(B * T), tgt(B * T);
-  for (int i = 0; i < B * T; ++i) tok[i] = static_cast<std::int32_t>(rng_() % c.vocab_size);
-  for (int i = 0; i < B * T; ++i) tgt[i] = i % 9 == 4 ? -1 : tok[(i + 1) % (B * T)];
-  ModelState sc(model, Device::cpu(), dt_), sg(model, Device::cuda(0), dt_);
-  sg.init(77);
-  sc.set_params_f32(sg.params_f32());
-  Activations ac(model, B, T, Device::cpu(), dt_), ag(model, B, T, Device::cuda(0), dt_);
-  ac.set_tokens(tok, tgt);
-  ag.set_stream(gpu_->stream());  // batches go up on the stream the kernels run on
-  ag.set_tokens(tok, tgt);
-  sc.zero_grad(*cpu_);
-  sg.zero_grad(*gpu_);
-  float lc = forward(*cpu_, model, sc, ac), lg = forward(*gpu_, model, sg, ag);
-  backward(*cpu_, model, sc, ac);
-  backward(*gpu_, model, sg, ag);
-  gpu_->synchronize();
-  std::printf("  tiny Llama loss cpu %.6f gpu %.6f (%s)\n", lc, lg, std::string(dtype_name(dt_)).c_str());
-  EXPECT_LT(std::abs(lc - lg) / lc, dt_ == DType::f32 ? 1e-5 : 1e-2);
-  auto gc = sc.grads_f32(), gg = sg.grads_f32();
-  double diff = 0, norm = 0;
-  for (std::size_t i = 0; i < gc.size(); ++i) {
-    ASSERT_FALSE(std::isnan(gg[i]));
-    diff += (double(gg[i]) - gc[i]) * (double(gg[i]) - gc[i]), norm += double(gc[i]) * gc[i];
-  }
-  std::printf("  tiny Llama grads rel err %.2e\n", std::sqrt(diff / norm));
-  EXPECT_LT(std::sqrt(diff / norm), dt_ == DType::f32 ? 1e-4 : 5e-2);
+  expect_model_matches(model, c.vocab_size, 3, 32, "Llama");
 }
 
 INSTANTIATE_TEST_SUITE_P(Storage, CudaVsCpu, ::testing::Values(DType::f32, DType::bf16, DType::f16),
