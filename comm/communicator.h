@@ -74,6 +74,9 @@ class Communicator {
   // (the MPI comm thread); 0 where no host thread runs them (NCCL). Sampled around a step, it shows
   // what communication costs the compute thread on a rank with few cores.
   virtual double cpu_time_ms() const { return 0.0; }
+  // How long that thread has waited for a CPU while ready to run, in ms (cpu_contention.h); 0 where
+  // no host thread runs the collectives, nullopt where the kernel does not publish it.
+  virtual std::optional<double> cpu_wait_ms() const { return 0.0; }
   // Sizes this backend's host workspaces (staging for GPU buffers, the reduce-scatter ring's
   // partial sums) for a collective of `kind` over `numel` elements of `dtype` (the larger side:
   // all-reduce's buffer, reduce-scatter's input, all-gather's output), so that collectives up to

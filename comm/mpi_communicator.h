@@ -34,6 +34,7 @@ class MpiCommunicator final : public Communicator {
   Device device() const override { return device_; }
   Stream& comm_stream() override { return stream_; }
   double cpu_time_ms() const override { return stream_.worker_cpu_time_ms(); }
+  std::optional<double> cpu_wait_ms() const override { return stream_.worker_run_queue_wait_ms(); }
   std::unique_ptr<Communicator> split(int color, int key, std::string name) override;
   void reserve_workspace(CollectiveKind kind, DType dtype, std::size_t numel) override;
   std::size_t workspace_bytes() const override { return staging_.capacity_bytes() + scratch_.capacity_bytes(); }

@@ -1,5 +1,7 @@
 #include "core/cpu_stream.h"
 
+#include "core/cpu_contention.h"
+
 #include <pthread.h>
 
 #include <ctime>
@@ -58,6 +60,7 @@ CpuStream::CpuStream(Mode mode, std::string name, std::function<void()> worker_s
     : mode_(mode), name_(std::move(name)) {
   if (mode_ != Mode::worker_thread) return;
   worker_ = std::thread([this, setup = std::move(worker_setup)] {
+    worker_tid_.store(current_thread_id());
     if (setup) setup();
     worker_loop();
   });
@@ -104,6 +107,12 @@ double CpuStream::worker_cpu_time_ms() const {
   timespec now{};
   if (!has_worker_clock_ || clock_gettime(worker_clock_, &now) != 0) return 0.0;
   return static_cast<double>(now.tv_sec) * 1e3 + static_cast<double>(now.tv_nsec) * 1e-6;
+}
+
+std::optional<double> CpuStream::worker_run_queue_wait_ms() const {
+  const pid_t tid = worker_tid_.load();
+  if (tid == 0) return std::nullopt;
+  return thread_run_queue_wait_ms(tid);
 }
 
 void CpuStream::submit(Task task) {

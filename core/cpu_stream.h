@@ -1,12 +1,16 @@
 // CPU streams and events (see stream.h for the semantics they share with CUDA).
 #pragma once
 
+#include <sys/types.h>
+
+#include <atomic>
 #include <condition_variable>
 #include <ctime>
 #include <deque>
 #include <exception>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -62,6 +66,9 @@ class CpuStream final : public Stream {
   // can see what serving this stream costs the other threads of the process; 0 for an inline
   // stream, whose work is charged to its callers.
   double worker_cpu_time_ms() const;
+  // The worker thread's run-queue wait so far, in ms (cpu_contention.h); nullopt for an inline
+  // stream or where the kernel does not publish it.
+  std::optional<double> worker_run_queue_wait_ms() const;
 
  private:
   struct Task {
@@ -84,6 +91,7 @@ class CpuStream final : public Stream {
   std::thread worker_;
   clockid_t worker_clock_{};  // the worker's CPU-time clock (pthread_getcpuclockid)
   bool has_worker_clock_ = false;
+  std::atomic<pid_t> worker_tid_{0};  // set by the worker as it starts
 };
 
 }  // namespace zt

@@ -268,9 +268,11 @@ void Trainer::report(std::int64_t step, const StepStats& stats, double lr) {
                              {"allocs", stats.allocations},
                              {"model_flops_per_s", flops_per_step_ / (stats.step_ms / 1000.0)}};
     if (peak_flops_per_s_ > 0) record["mfu"] = mfu(stats.step_ms);
+    if (stats.cpu_wait_ms) record["cpu_wait_ms"] = *stats.cpu_wait_ms;
     record.update(memory_fields());
     metrics_->write(record);
   }
+  if (std::optional<std::string> warning = cpu_watch_.add(step, stats)) log::warn("{}", *warning);
   const std::int64_t total = config_.train.steps;
   const bool log_now = step == first_step_ || step == total || step % config_.logging.log_interval == 0;
   if (!log_now) return;

@@ -17,6 +17,7 @@
 #include "runtime/config/config.h"
 #include "runtime/data/tokenizer.h"
 #include "runtime/train/batch_source.h"
+#include "runtime/train/cpu_contention_watch.h"
 #include "runtime/train/metrics_log.h"
 #include "runtime/train/run_guard.h"
 #include "runtime/trace/trace_session.h"
@@ -101,6 +102,7 @@ class Trainer {
   double flops_per_step_ = 0.0;
   double peak_flops_per_s_ = 0.0;  // all ranks: the sgemm rate (CPU) or the GPU peak (gpu_peak.h); 0 = unknown
   std::unique_ptr<trace::TraceSession> trace_;
+  CpuContentionWatch cpu_watch_{process_cpu_affinity()};  // every rank: warns when other work takes its CPU
   std::unique_ptr<data::Tokenizer> sample_tokenizer_;  // rank 0, when samples are printed as text
   // Last, so destroyed first: an unfinished background save ends while the checkpoint.dir lock
   // (guard_) is still held.

@@ -1,0 +1,55 @@
+#include "core/cpu_contention.h"
+
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace zt {
+
+namespace {
+
+std::optional<double> run_queue_wait_ms(const std::string& schedstat) {
+  // "<ns on CPU> <ns waiting on a run queue> <timeslices>"
+  std::ifstream in(schedstat);
+  unsigned long long on_cpu_ns = 0, waiting_ns = 0;
+  if (!(in >> on_cpu_ns >> waiting_ns)) return std::nullopt;
+  return static_cast<double>(waiting_ns) * 1e-6;
+}
+
+}  // namespace
+
+std::optional<double> thread_run_queue_wait_ms() { return run_queue_wait_ms("/proc/thread-self/schedstat"); }
+
+std::optional<double> thread_run_queue_wait_ms(pid_t tid) {
+  return run_queue_wait_ms(fmt::format("/proc/self/task/{}/schedstat", tid));
+}
+
+pid_t current_thread_id() { return static_cast<pid_t>(syscall(SYS_gettid)); }
+
+CpuAffinity process_cpu_affinity() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return {};
+  CpuAffinity affinity;
+  affinity.online_cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  std::vector<int> cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+  affinity.count = static_cast<int>(cpus.size());
+  // Runs of consecutive CPUs as "a-b".
+  for (std::size_t i = 0; i < cpus.size();) {
+    std::size_t j = i;
+    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
+    if (!affinity.list.empty()) affinity.list += ',';
+    affinity.list += j == i ? fmt::format("{}", cpus[i]) : fmt::format("{}-{}", cpus[i], cpus[j]);
+    i = j + 1;
+  }
+  return affinity;
+}
+
+}  // namespace zt

@@ -1,0 +1,31 @@
+// How long a thread was ready to run but had no CPU: the cost of sharing a core with another
+// process (or with too many of our own threads), which neither wall time nor CPU time shows.
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+
+namespace zt {
+
+// The calling thread's total run-queue wait since it started, in ms: time it was runnable while
+// the kernel ran something else on the CPUs it may use (Linux's /proc/thread-self/schedstat,
+// second field). nullopt where the kernel does not publish it (built without CONFIG_SCHED_INFO,
+// no /proc).
+std::optional<double> thread_run_queue_wait_ms();
+// The same for thread `tid` of this process (current_thread_id() as that thread saw it).
+std::optional<double> thread_run_queue_wait_ms(pid_t tid);
+// The calling thread's kernel id (gettid).
+pid_t current_thread_id();
+
+// The CPUs this process may run on (sched_getaffinity): how many, as a list like "0" or "0-3,8",
+// and how many the machine has online.
+struct CpuAffinity {
+  int count = 0;
+  std::string list;
+  int online_cpus = 0;
+};
+CpuAffinity process_cpu_affinity();
+
+}  // namespace zt
