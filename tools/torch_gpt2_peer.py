@@ -19,7 +19,9 @@ Modes: `ddp` — DistributedDataParallel (gloo, bucket_cap_mb as given) + AdamW 
 `zero` — DDP for the gradient all-reduce + torch.distributed.optim.ZeroRedundancyOptimizer (AdamW
 state sharded over ranks, updated parameters broadcast: PyTorch's ZeRO stage 1); `deepspeed` —
 DeepSpeed's engine at --zero-stage (overlap_comm, the same bucket sizes, torch's AdamW as the client
-optimizer, DeepSpeed's gradient_clipping), over gloo.
+optimizer, DeepSpeed's gradient_clipping), over gloo; `fsdp2` — PyTorch's fully_shard on every block
+and on the root (parameters, gradients and AdamW state sharded: the peer of ZeRO stage 3), over gloo.
+The model is one module per transformer block, so the sharding systems work layer by layer.
 
 Precision (--precision): fp32; bf16 or fp16 with zerotrain's mixed-precision semantics (16-bit
 parameters cast from fp32 master weights after every step, every op computing in fp32 on its 16-bit
@@ -257,43 +259,79 @@ class TokenLoader:
 # ---- the model ----------------------------------------------------------------------------------
 
 
+def _parameters(init, names):
+    """A ParameterDict of init's `names` (ParameterDict keys cannot hold dots)."""
+    return torch.nn.ParameterDict({n.replace(".", "_"): torch.nn.Parameter(torch.from_numpy(init[n].copy()))
+                                   for n in names})
+
+
+def _fp32(t):
+    return t
+
+
+class Block(torch.nn.Module):
+    """One transformer layer: a module of its own so that DeepSpeed's stage 3 and FSDP2 gather,
+    prefetch and free its parameters layer by layer, as zerotrain's stage 3 does."""
+
+    def __init__(self, init, prefix, NH, C):
+        super().__init__()
+        self.NH, self.C, self.prefix = NH, C, prefix
+        self.p = _parameters(init, [n for n in init if n.startswith(prefix)])
+
+    def forward(self, x, P=None, load=_fp32, store=_fp32):
+        B, T, _ = x.shape
+        C, NH = self.C, self.NH
+
+        def p(n):
+            return load(P(self.prefix + n) if P is not None else self.p[(self.prefix + n).replace(".", "_")])
+        h = store(F.layer_norm(load(x), (C,), p("ln_1.weight"), p("ln_1.bias"), eps=1e-5))
+        qkv = store(F.linear(load(h), p("attn.c_attn.weight"), p("attn.c_attn.bias")))
+        q, k, v = (load(t).view(B, T, NH, C // NH).transpose(1, 2) for t in qkv.split(C, dim=2))
+        y = store(F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(B, T, C))
+        x = store(load(x) + load(store(F.linear(load(y), p("attn.c_proj.weight"), p("attn.c_proj.bias")))))
+        h = store(F.layer_norm(load(x), (C,), p("ln_2.weight"), p("ln_2.bias"), eps=1e-5))
+        pre = store(F.linear(load(h), p("mlp.c_fc.weight"), p("mlp.c_fc.bias")))
+        act = store(F.gelu(load(pre), approximate="tanh"))
+        return store(load(x) + load(store(F.linear(load(act), p("mlp.c_proj.weight"), p("mlp.c_proj.bias")))))
+
+
 class GPT2(torch.nn.Module):
+    """The embeddings (wte, wpe) and the final LayerNorm belong to the root module, one Block per
+    layer; parameters() yields them in zerotrain's order (wte, wpe, h0..h(L-1), ln_f), the order
+    `names` lists."""
+
     def __init__(self, L, NH, C, V, block, init):
         super().__init__()
         self.L, self.NH, self.C, self.V = L, NH, C, V
         self.names = list(init)
-        self.p = torch.nn.ParameterDict({k.replace(".", "_"): torch.nn.Parameter(torch.from_numpy(v.copy()))
-                                         for k, v in init.items()})
+        self.embed = _parameters(init, ["wte", "wpe"])
+        self.h = torch.nn.ModuleList(Block(init, f"h{l}.", NH, C) for l in range(L))
+        self.final = _parameters(init, ["ln_f.weight", "ln_f.bias"])
 
     def P(self, name):
-        return self.p[name.replace(".", "_")]
+        """The parameter called `name` in zerotrain's naming (looked up each time: FSDP2 replaces them)."""
+        if name.startswith("h") and name[1].isdigit():
+            layer = int(name[1:name.index(".")])
+            return self.h[layer].p[name.replace(".", "_")]
+        return (self.embed if name in ("wte", "wpe") else self.final)[name.replace(".", "_")]
 
     def forward(self, idx, targets, params=None, dtype=None):
         """The loss. With `params` (16-bit copies of the parameters, by name) and their `dtype`, every op
         follows zerotrain's 16-bit contract: it reads 16-bit tensors, computes in fp32 and rounds what it
         stores once; the loss is computed in fp32 from the 16-bit logits. Without them, plain fp32."""
-        B, T = idx.shape
-        C, NH = self.C, self.NH
-        P = (lambda name: params[name]) if params is not None else self.P
+        T = idx.shape[1]
+        C = self.C
+        P = (lambda name: params[name]) if params is not None else None
+        get = P or self.P
         if dtype is None:
-            load = store = lambda t: t  # fp32: one code path, no casts
+            load = store = _fp32  # fp32: one code path, no casts
         else:
             load, store = (lambda t: t.float()), (lambda t: t.to(dtype))
-        x = store(load(P("wte"))[idx] + load(P("wpe"))[:T])
-        for l in range(self.L):
-            def p(n):
-                return load(P(f"h{l}.{n}"))
-            h = store(F.layer_norm(load(x), (C,), p("ln_1.weight"), p("ln_1.bias"), eps=1e-5))
-            qkv = store(F.linear(load(h), p("attn.c_attn.weight"), p("attn.c_attn.bias")))
-            q, k, v = (load(t).view(B, T, NH, C // NH).transpose(1, 2) for t in qkv.split(C, dim=2))
-            y = store(F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(B, T, C))
-            x = store(load(x) + load(store(F.linear(load(y), p("attn.c_proj.weight"), p("attn.c_proj.bias")))))
-            h = store(F.layer_norm(load(x), (C,), p("ln_2.weight"), p("ln_2.bias"), eps=1e-5))
-            pre = store(F.linear(load(h), p("mlp.c_fc.weight"), p("mlp.c_fc.bias")))
-            act = store(F.gelu(load(pre), approximate="tanh"))
-            x = store(load(x) + load(store(F.linear(load(act), p("mlp.c_proj.weight"), p("mlp.c_proj.bias")))))
-        x = store(F.layer_norm(load(x), (C,), load(P("ln_f.weight")), load(P("ln_f.bias")), eps=1e-5))
-        logits = store(F.linear(load(x), load(P("wte"))))  # LM head tied to wte
+        x = store(load(get("wte"))[idx] + load(get("wpe"))[:T])
+        for block in self.h:
+            x = block(x, P, load, store)  # through the module's __call__: FSDP2's and DeepSpeed's hooks run
+        x = store(F.layer_norm(load(x), (C,), load(get("ln_f.weight")), load(get("ln_f.bias")), eps=1e-5))
+        logits = store(F.linear(load(x), load(get("wte"))))  # LM head tied to wte
         return F.cross_entropy(load(logits)[..., :self.V].reshape(-1, self.V), targets.reshape(-1))
 
 
@@ -336,7 +374,7 @@ def lr_at(step, args):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--check-init", metavar="DUMP", help="compare the init with a zt_dump_gpt2_init file and exit")
-    ap.add_argument("--mode", choices=["ddp", "zero", "deepspeed"], default="ddp")
+    ap.add_argument("--mode", choices=["ddp", "zero", "deepspeed", "fsdp2"], default="ddp")
     ap.add_argument("--zero-stage", type=int, default=1, help="--mode deepspeed: DeepSpeed's ZeRO stage (0-3)")
     ap.add_argument("--prefetch-elements", type=int, default=15000000,
                     help="--mode deepspeed, stage 3: stage3_prefetch_bucket_size (zerotrain's default)")
@@ -388,7 +426,18 @@ def main():
     init, _ = zerotrain_init(args.n_layer, args.n_embd, args.vocab_size, args.block_size, args.init_seed)
     model = GPT2(args.n_layer, args.n_head, args.n_embd, args.vocab_size, args.block_size, init)
     ddp = (torch.nn.parallel.DistributedDataParallel(model, bucket_cap_mb=args.bucket_cap_mb)
-           if args.mode != "deepspeed" else None)
+           if args.mode in ("ddp", "zero") else model)
+    if args.mode == "fsdp2":
+        # PyTorch's FSDP2: each block's parameters sharded over the ranks, gathered for its forward and
+        # again for its backward, gradients reduce-scattered per block; the root group holds wte, wpe
+        # and ln_f (wte is tied to the head, so it stays with the root). Granularity is the module:
+        # FSDP2 has no bucket size.
+        from torch.distributed.device_mesh import init_device_mesh
+        from torch.distributed.fsdp import fully_shard
+        mesh = init_device_mesh("cpu", (world,))
+        for block in model.h:
+            fully_shard(block, mesh=mesh)
+        fully_shard(model, mesh=mesh)
     decay = [model.P(n) for n in model.names if n.endswith("weight") and model.P(n).dim() == 2 or n in ("wte", "wpe")]
     no_decay = [model.P(n) for n in model.names if not (n.endswith("weight") and model.P(n).dim() == 2 or
                                                         n in ("wte", "wpe"))]
@@ -409,7 +458,7 @@ def main():
                                         "stage3_param_persistence_threshold": args.persistence_elements}}
         engine, opt, _, _ = deepspeed.initialize(model=model, optimizer=torch.optim.AdamW(
             groups, lr=args.lr, betas=betas, eps=args.eps), config=config)
-    elif args.mode == "ddp":
+    elif args.mode in ("ddp", "fsdp2"):  # FSDP2: AdamW on each rank's shards
         opt = torch.optim.AdamW(groups, lr=args.lr, betas=betas, eps=args.eps)
     else:
         from torch.distributed.optim import ZeroRedundancyOptimizer
@@ -468,6 +517,7 @@ def main():
             norm = torch.tensor(float("nan"))
         else:
             norm = torch.nn.utils.clip_grad_norm_(params, args.clip) if args.clip > 0 else torch.tensor(0.0)
+            norm = norm.full_tensor() if hasattr(norm, "full_tensor") else norm  # FSDP2: a DTensor
             opt.step()
         loss_buf[0] = loss.detach().float()
         dist.all_reduce(loss_buf)  # the mean loss over ranks, as zerotrain reports it
