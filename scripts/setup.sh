@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs every Debian package zerotrain needs to build and run; with --tests also what only the
-# test suite uses (Slurm and munge: the Slurm tests start their own cluster in network namespaces).
+# test suite uses (Slurm and munge: the Slurm tests start their own cluster in network namespaces);
+# with --bench what only the benchmarks use (stress-ng: bench/perf_peer.py's noisy neighbour).
 # Idempotent: packages already present are left alone, so a second run is quick.
 set -euo pipefail
 
@@ -16,9 +17,10 @@ packages=(
   iproute2
   python3-venv
 )
-if [[ "${1:-}" == --tests ]]; then
-  packages+=(slurmctld slurmd slurm-client munge)
-fi
+case "${1:-}" in
+  --tests) packages+=(slurmctld slurmd slurm-client munge) ;;
+  --bench) packages+=(stress-ng) ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do
