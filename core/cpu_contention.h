@@ -18,9 +18,22 @@ std::optional<double> thread_run_queue_wait_ms();
 std::optional<double> thread_run_queue_wait_ms(pid_t tid);
 // The calling thread's kernel id (gettid).
 pid_t current_thread_id();
+// The calling thread's CPU time so far, in ms.
+double thread_cpu_time_ms();
 
-// The CPUs this process may run on (sched_getaffinity): how many, as a list like "0" or "0-3,8",
-// and how many the machine has online.
+// What a thread's clocks advanced by over an interval.
+struct ThreadClocks {
+  double wait_ms = 0.0;  // ready to run, without a CPU
+  double cpu_ms = 0.0;   // running
+};
+// The part of two threads' run-queue waits that other work caused, when the two may share a core
+// (a rank's compute and comm threads bound to one): each thread's wait less the other's CPU time,
+// which it may have spent waiting for, clamped at 0. A lower bound of what other processes (or
+// other ranks on the same cores) took from the pair.
+double wait_for_other_work_ms(ThreadClocks first, ThreadClocks second);
+
+// The CPUs the calling thread may run on (sched_getaffinity; a process's threads inherit its
+// binding): how many, as a list like "0" or "0-3,8", and how many the machine has online.
 struct CpuAffinity {
   int count = 0;
   std::string list;

@@ -254,17 +254,17 @@ void ZeroEngine::forward_backward(models::Activations& acts, bool boundary) {
   if (gatherer_) gatherer_->end_pass();
 }
 
-std::optional<double> ZeroEngine::rank_cpu_wait_ms() const {
-  const std::optional<double> compute = thread_run_queue_wait_ms(), comm = comm_.cpu_wait_ms();
-  if (!compute || !comm) return std::nullopt;
-  return *compute + *comm;
+std::optional<ZeroEngine::CpuClocks> ZeroEngine::cpu_clocks() const {
+  const std::optional<double> compute_wait = thread_run_queue_wait_ms(), comm_wait = comm_.cpu_wait_ms();
+  if (!compute_wait || !comm_wait) return std::nullopt;
+  return CpuClocks{{*compute_wait, thread_cpu_time_ms()}, {*comm_wait, comm_.cpu_time_ms()}};
 }
 
 StepStats ZeroEngine::train_step(const LoadMicroBatch& load, double lr, int local_stop_signal) {
+  const std::optional<CpuClocks> clocks_before = cpu_clocks();  // /proc reads, outside the step's time
   const auto start = Clock::now();
   const std::int64_t allocations_before = system_allocation_count();
   const double comm_cpu_before = comm_.cpu_time_ms();
-  const std::optional<double> cpu_wait_before = rank_cpu_wait_ms();
   StepStats stats;
   statistics_.begin();
   for (int micro = 0; micro < options_.gradient_accumulation_steps; ++micro) {
@@ -283,8 +283,13 @@ StepStats ZeroEngine::train_step(const LoadMicroBatch& load, double lr, int loca
   stats.comm_cpu_ms = comm_.cpu_time_ms() - comm_cpu_before;
   if (choose_bucket_size_after_step_) choose_bucket_size_now();  // part of the first step's time
   stats.step_ms = ms_since(start);
-  if (const std::optional<double> cpu_wait = rank_cpu_wait_ms(); cpu_wait && cpu_wait_before)
-    stats.cpu_wait_ms = *cpu_wait - *cpu_wait_before;
+  if (const std::optional<CpuClocks> clocks = cpu_clocks(); clocks && clocks_before) {
+    auto advanced = [](ThreadClocks now, ThreadClocks before) {
+      return ThreadClocks{now.wait_ms - before.wait_ms, now.cpu_ms - before.cpu_ms};
+    };
+    stats.cpu_wait_ms = wait_for_other_work_ms(advanced(clocks->compute, clocks_before->compute),
+                                               advanced(clocks->comm, clocks_before->comm));
+  }
   stats.allocations = system_allocation_count() - allocations_before;
   return stats;
 }

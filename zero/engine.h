@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "comm/communicator.h"
+#include "core/cpu_contention.h"
 #include "models/activations.h"
 #include "models/model.h"
 #include "optim/loss_scaler.h"
@@ -56,8 +57,8 @@ struct StepStats {
   double exposed_comm_ms = 0.0;  // time the compute stream waited for communication
   double comm_cpu_ms = 0.0;     // CPU time of the comm thread during the step (Communicator::cpu_time_ms)
   // Time the compute (calling) thread and the comm thread were ready to run but waited for a CPU
-  // during the step, summed: what other work on this rank's cores took from it (on a rank with one
-  // core, also what its two threads took from each other); nullopt where the kernel does not say.
+  // that other work held, during the step: their run-queue waits less what they may have waited
+  // for each other (wait_for_other_work_ms); nullopt where the kernel does not publish the waits.
   std::optional<double> cpu_wait_ms;
   std::int64_t allocations = 0;  // memory taken from the system during the step: 0 after the first
   int stop_signal = 0;         // the stop signal some rank received (SIGTERM over SIGINT over SIGUSR1), or 0
@@ -117,8 +118,12 @@ class ZeroEngine {
   void accumulate_micro_batch_grads();
   // Block b's fp32 accumulator: its own buffer (stage 1), or its range of the gradient shard (stage 0).
   BufferView grad_accumulator(std::size_t block);
-  // StepStats::cpu_wait_ms so far: the calling thread's and the comm thread's run-queue waits.
-  std::optional<double> rank_cpu_wait_ms() const;
+  // The calling thread's and the comm thread's run-queue waits and CPU times so far (nullopt where
+  // the kernel does not publish the waits), for StepStats::cpu_wait_ms.
+  struct CpuClocks {
+    ThreadClocks compute, comm;
+  };
+  std::optional<CpuClocks> cpu_clocks() const;
   void optimizer_step(double lr, int local_stop_signal, StepStats& stats);
   // Compute-dtype parameters of this rank's chunks from fp32 master values of the shard.
   void set_params_from_master(const std::vector<float>& master);

@@ -10,6 +10,7 @@ Usage: cpu_contention_run.py ZEROTRAIN MPIEXEC [MPIEXEC FLAGS...]
 """
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -23,8 +24,8 @@ STEPS = 80
 
 def main():
     zerotrain, mpirun, source = arguments(__doc__)
-    if len(os.sched_getaffinity(0)) < 2:
-        print("needs 2 CPUs to bind 2 ranks")
+    if len(os.sched_getaffinity(0)) < 2 or not shutil.which("taskset"):
+        print("SKIP: needs 2 CPUs and taskset (util-linux) to bind 2 ranks")
         sys.exit(77)
     first, second = sorted(os.sched_getaffinity(0))[:2]
     sets = ["train.eval_interval=0", "train.sample_interval=0", "checkpoint.interval=0", f"train.steps={STEPS}",
@@ -43,10 +44,12 @@ def main():
         finally:
             neighbour.kill()
             neighbour.wait()
-    warnings = [line for line in log.splitlines() if "ms for a CPU in" in line]
-    print("\n".join(warnings))
-    if len(warnings) != 1 or not warnings[0].startswith("[zt rank 0 warn]"):
-        fail(f"expected one warning from rank 0 about waiting for a CPU, got {warnings}:\n{log[-3000:]}")
+    everyone = [line for line in log.splitlines() if "ms for a CPU in" in line]
+    print("\n".join(everyone))
+    # Rank 1 has a core to itself; on a machine busy with other work it may warn too, which is right.
+    warnings = [line for line in everyone if line.startswith("[zt rank 0 warn]")]
+    if len(warnings) != 1:
+        fail(f"expected one warning from rank 0 about waiting for a CPU, got {everyone}:\n{log[-3000:]}")
     if not re.search(rf"bound to CPU {first} of \d+.*--bind-to none", warnings[0]):
         fail(f"the warning does not name the binding and the remedy: {warnings[0]}")
     share = float(re.search(r"ms of steps \((\d+)% of", warnings[0]).group(1))

@@ -23,6 +23,7 @@ std::vector<std::string> feed(CpuContentionWatch& watch, std::int64_t first, int
 }
 
 const CpuAffinity kBoundToOne{1, "3", 8};
+const CpuAffinity kCpuset{4, "0-3", 8};
 const CpuAffinity kUnbound{8, "0-7", 8};
 
 TEST(CpuContentionWatch, QuietRanksGetNoWarning) {
@@ -47,7 +48,15 @@ TEST(CpuContentionWatch, AnUnboundRankIsToldTheMachineIsShortOfCores) {
   CpuContentionWatch watch(kUnbound);
   std::vector<std::string> warnings = feed(watch, 1, 1 + CpuContentionWatch::kWindowSteps, 10.0, 2.0);
   ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_NE(warnings[0].find("CPUs 0-7"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("fewer free cores"), std::string::npos) << warnings[0];
+  EXPECT_EQ(warnings[0].find("--bind-to none"), std::string::npos) << warnings[0];
+}
+
+TEST(CpuContentionWatch, ARankInACpusetIsToldItsCpusAreBusy) {
+  CpuContentionWatch watch(kCpuset);
+  std::vector<std::string> warnings = feed(watch, 1, 1 + CpuContentionWatch::kWindowSteps, 10.0, 2.0);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("CPUs 0-3 of 8"), std::string::npos) << warnings[0];
   EXPECT_EQ(warnings[0].find("--bind-to none"), std::string::npos) << warnings[0];
 }
 
@@ -60,6 +69,15 @@ TEST(CpuContentionWatch, ContentionLaterInTheRunIsSeen) {
 TEST(CpuContentionWatch, SilentWhereTheKernelPublishesNoWaitTime) {
   CpuContentionWatch watch(kBoundToOne);
   EXPECT_TRUE(feed(watch, 1, 100, 100.0, std::nullopt).empty());
+}
+
+TEST(CpuContention, WaitsTheTwoThreadsMayCauseEachOtherAreNotBlamedOnOtherWork) {
+  // The compute thread waited 10 ms while the comm thread ran 8: at least 2 ms were someone else's.
+  EXPECT_DOUBLE_EQ(wait_for_other_work_ms({10.0, 100.0}, {3.0, 8.0}), 2.0);
+  // A comm thread that waited 3 ms while compute ran 100 may have waited for compute only.
+  EXPECT_DOUBLE_EQ(wait_for_other_work_ms({0.0, 100.0}, {3.0, 8.0}), 0.0);
+  // Waits beyond the other thread's running time are other work's, on both sides.
+  EXPECT_DOUBLE_EQ(wait_for_other_work_ms({50.0, 20.0}, {40.0, 5.0}), 45.0 + 20.0);
 }
 
 TEST(CpuContention, ThisThreadsWaitAndAffinityAreRead) {
