@@ -49,6 +49,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import perf_common as pc
@@ -108,10 +109,14 @@ def neighbour(share, cpu):
     if cpu is not None:
         cmd = ["taskset", "-c", str(cpu)] + cmd
     proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL)
+    time.sleep(0.2)
+    if proc.poll() is not None:  # a noisy run beside no neighbour would be a quiet run mislabelled
+        sys.exit(f"the neighbour ({shlex.join(cmd)}) exited at once with status {proc.returncode}")
     try:
         yield
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)  # stress-ng and its worker
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)  # stress-ng and its worker
         proc.wait()
 
 
@@ -195,6 +200,8 @@ def main():
     parser.add_argument("--output")
     args = parser.parse_args()
     label = args.label or (args.rate if args.precision == "fp32" else f"{args.rate}_{args.precision}")
+    if args.neighbour and not 0 < args.neighbour <= 1:
+        sys.exit(f"--neighbour {args.neighbour}: a share of one core, in (0, 1]")
     if args.neighbour and not args.label:
         label += f"_neighbour{round(args.neighbour * 100)}"
     if args.neighbour and not shutil.which("stress-ng"):
@@ -257,6 +264,8 @@ def main():
            "TCP for both (Open MPI btl tcp; gloo on eth0)")
     lines = pc.header(f"zerotrain vs PyTorch DDP / ZeroRedundancyOptimizer / FSDP2 / DeepSpeed ({label})", [
         f"network: {net}; {args.ranks} ranks, 1 compute thread per rank; torch {torch_version}",
+        "binding: zerotrain as zt-run starts it by default (each rank bound to a core when ranks equal cores); "
+        "PyTorch and DeepSpeed unbound (mpirun --bind-to none), as torchrun starts them",
         f"precision: zerotrain precision.dtype={args.precision}; PyTorch --precision {TORCH_PRECISION[args.precision]}"
         + (" (torch.autocast on the CPU: bf16 products on an fp32 model, so its losses differ from zerotrain's bf16 "
            "by about bf16's rounding, not by fp32's)" if args.precision == "bf16" else ""),

@@ -17,10 +17,13 @@ packages=(
   iproute2
   python3-venv
 )
-case "${1:-}" in
-  --tests) packages+=(slurmctld slurmd slurm-client munge) ;;
-  --bench) packages+=(stress-ng) ;;
-esac
+for option in "$@"; do
+  case "$option" in
+    --tests) packages+=(slurmctld slurmd slurm-client munge) ;;
+    --bench) packages+=(stress-ng) ;;
+    *) echo "setup: unknown option '$option' (--tests, --bench)" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do

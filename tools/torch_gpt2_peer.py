@@ -265,20 +265,22 @@ def _parameters(init, names):
                                    for n in names})
 
 
-def _fp32(t):
+def _identity(t):
     return t
 
 
 class Block(torch.nn.Module):
-    """One transformer layer: a module of its own so that DeepSpeed's stage 3 and FSDP2 gather,
-    prefetch and free its parameters layer by layer, as zerotrain's stage 3 does."""
+    """One transformer layer: a module of its own so that FSDP2 shards, gathers and frees its
+    parameters layer by layer, as zerotrain's stage 3 does. Its forward reads them from a child
+    ParameterDict whose own forward never runs: DeepSpeed's stage 3 finds them at the first step
+    (as parameters a module uses from a submodule) and gathers them with the block from then on."""
 
     def __init__(self, init, prefix, NH, C):
         super().__init__()
         self.NH, self.C, self.prefix = NH, C, prefix
         self.p = _parameters(init, [n for n in init if n.startswith(prefix)])
 
-    def forward(self, x, P=None, load=_fp32, store=_fp32):
+    def forward(self, x, P=None, load=_identity, store=_identity):
         B, T, _ = x.shape
         C, NH = self.C, self.NH
 
@@ -324,7 +326,7 @@ class GPT2(torch.nn.Module):
         P = (lambda name: params[name]) if params is not None else None
         get = P or self.P
         if dtype is None:
-            load = store = _fp32  # fp32: one code path, no casts
+            load = store = _identity  # fp32: one code path, no casts
         else:
             load, store = (lambda t: t.float()), (lambda t: t.to(dtype))
         x = store(load(get("wte"))[idx] + load(get("wpe"))[:T])
@@ -425,8 +427,8 @@ def main():
 
     init, _ = zerotrain_init(args.n_layer, args.n_embd, args.vocab_size, args.block_size, args.init_seed)
     model = GPT2(args.n_layer, args.n_head, args.n_embd, args.vocab_size, args.block_size, init)
-    ddp = (torch.nn.parallel.DistributedDataParallel(model, bucket_cap_mb=args.bucket_cap_mb)
-           if args.mode in ("ddp", "zero") else model)
+    forward_module = (torch.nn.parallel.DistributedDataParallel(model, bucket_cap_mb=args.bucket_cap_mb)
+                      if args.mode in ("ddp", "zero") else model)
     if args.mode == "fsdp2":
         # PyTorch's FSDP2: each block's parameters sharded over the ranks, gathered for its forward and
         # again for its backward, gradients reduce-scattered per block; the root group holds wte, wpe
@@ -491,7 +493,7 @@ def main():
             pass
         elif half is None:
             with torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.precision == "autocast-bf16"):
-                loss = ddp(x, y)
+                loss = forward_module(x, y)
             loss.backward()
         else:
             copies = {n: model.P(n).detach().to(half).requires_grad_() for n in model.names}

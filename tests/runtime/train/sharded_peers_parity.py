@@ -16,14 +16,10 @@ import tempfile
 from pathlib import Path
 
 from tiny_shards import prepare_tiny_shards
+from train_job import fail
 
 STEPS, RANKS = 12, 2
 TOLERANCE = 1e-5
-
-
-def fail(message):
-    print(f"FAIL: {message}", file=sys.stderr)
-    sys.exit(1)
 
 
 def free_port():
