@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <ctime>
 #include <fstream>
 #include <vector>
 
@@ -33,11 +32,13 @@ std::optional<double> thread_run_queue_wait_ms(pid_t tid) {
 
 pid_t current_thread_id() { return static_cast<pid_t>(syscall(SYS_gettid)); }
 
-double thread_cpu_time_ms() {
+double cpu_clock_ms(clockid_t clock) {
   timespec now{};
-  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now) != 0) return 0.0;
+  if (clock_gettime(clock, &now) != 0) return 0.0;
   return static_cast<double>(now.tv_sec) * 1e3 + static_cast<double>(now.tv_nsec) * 1e-6;
 }
+
+double thread_cpu_time_ms() { return cpu_clock_ms(CLOCK_THREAD_CPUTIME_ID); }
 
 double wait_for_other_work_ms(ThreadClocks first, ThreadClocks second) {
   return std::max(0.0, first.wait_ms - second.cpu_ms) + std::max(0.0, second.wait_ms - first.cpu_ms);

@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <ctime>
 #include <optional>
 #include <string>
 
@@ -18,7 +19,8 @@ std::optional<double> thread_run_queue_wait_ms();
 std::optional<double> thread_run_queue_wait_ms(pid_t tid);
 // The calling thread's kernel id (gettid).
 pid_t current_thread_id();
-// The calling thread's CPU time so far, in ms.
+// A CPU-time clock's reading in ms (0 when it cannot be read), and the calling thread's.
+double cpu_clock_ms(clockid_t clock);
 double thread_cpu_time_ms();
 
 // What a thread's clocks advanced by over an interval.

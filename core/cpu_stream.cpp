@@ -1,13 +1,11 @@
 #include "core/cpu_stream.h"
 
-#include "core/cpu_contention.h"
-
 #include <pthread.h>
 
-#include <ctime>
 #include <stdexcept>
 #include <utility>
 
+#include "core/cpu_contention.h"
 #include "core/log.h"
 
 namespace zt {
@@ -103,11 +101,7 @@ void CpuStream::synchronize() {
   done.synchronize();
 }
 
-double CpuStream::worker_cpu_time_ms() const {
-  timespec now{};
-  if (!has_worker_clock_ || clock_gettime(worker_clock_, &now) != 0) return 0.0;
-  return static_cast<double>(now.tv_sec) * 1e3 + static_cast<double>(now.tv_nsec) * 1e-6;
-}
+double CpuStream::worker_cpu_time_ms() const { return has_worker_clock_ ? cpu_clock_ms(worker_clock_) : 0.0; }
 
 std::optional<double> CpuStream::worker_run_queue_wait_ms() const {
   const pid_t tid = worker_tid_.load();

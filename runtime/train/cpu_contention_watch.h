@@ -4,8 +4,8 @@
 // process on its core; every other rank then waits for it at the next collective, and the step
 // looks slow for no visible reason. The kernel counts that time (StepStats::cpu_wait_ms); when it
 // reaches kWarnShare of a window of steps, the watch returns one warning naming the share, the
-// rank's CPU binding and the remedy. A rank bound to one core (zt-run and Open MPI's mpirun bind one
-// rank per core when ranks equal cores) cannot be moved off a busy core by the kernel.
+// rank's CPU binding and the remedy. A rank bound to one core (Open MPI's mpirun binds each of two
+// ranks to a core) cannot be moved off a busy core by the kernel.
 #pragma once
 
 #include <cstdint>

@@ -28,13 +28,13 @@ Usage: pytorch_mixed_precision_parity.py ZEROTRAIN MPIEXEC [MPIEXEC FLAGS...]
 import json
 import math
 import os
-import socket
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 from tiny_shards import prepare_tiny_shards
+from train_job import free_port
 
 STEPS, RANKS, MICRO_BATCH, SEQ = 20, 2, 4, 64
 UNIT_ROUNDOFF = {"bf16": 2.0**-8, "fp16": 2.0**-11}
@@ -43,12 +43,6 @@ UNIT_ROUNDOFF = {"bf16": 2.0**-8, "fp16": 2.0**-11}
 def fail(message):
     print(f"FAIL: {message}", file=sys.stderr)
     sys.exit(1)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def records(path):

@@ -9,23 +9,16 @@ modules of their own (FSDP2 needs that to shard them) and that DeepSpeed still t
 Usage: sharded_peers_parity.py ZEROTRAIN MPIEXEC [MPIEXEC FLAGS...]
 """
 import json
-import socket
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 from tiny_shards import prepare_tiny_shards
-from train_job import fail
+from train_job import arguments, fail, free_port
 
 STEPS, RANKS = 12, 2
 TOLERANCE = 1e-5
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def losses(path):
@@ -37,10 +30,7 @@ def losses(path):
 
 
 def main():
-    if len(sys.argv) < 3:
-        sys.exit(__doc__)
-    zerotrain, mpirun = sys.argv[1], sys.argv[2:]
-    source = Path(__file__).resolve().parents[3]
+    zerotrain, mpirun, source = arguments(__doc__)
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         train_files = prepare_tiny_shards(zerotrain, work, "line {i}: shards of a model, gathered and freed", 400)

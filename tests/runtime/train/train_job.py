@@ -1,6 +1,7 @@
 """What the Python training tests share: failing with a message, and a 2-rank `zerotrain train`
 under mpirun whose per-step metrics come back."""
 import json
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -26,6 +27,13 @@ def train_two_ranks(zerotrain, mpirun, config: Path, sets, run_dir: Path, extra=
 # An emulated device slow enough to measure: 0.001 TFLOP/s x MFU 0.4, so the default config's tiny
 # GPT-2 takes about half a second per micro batch.
 SLOW_EMULATED_DEVICE = ["emulation.tflops=0.001", "emulation.mfu=0.4", "emulation.memory_gbps=1"]
+
+
+def free_port():
+    """A TCP port nobody listens on now: the PyTorch peer's rendezvous."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def arguments(usage):
