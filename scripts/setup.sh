@@ -9,6 +9,7 @@ packages=(
   build-essential cmake git pkg-config
   openmpi-bin libopenmpi-dev
   libopenblas-dev libdnnl-dev
+  ocl-icd-opencl-dev  # oneDNN's CMake package asks for OpenCL (only Recommended by libdnnl-dev)
   libyaml-cpp-dev libfmt-dev libboost-program-options-dev
   libgtest-dev googletest nlohmann-json3-dev
   zlib1g-dev
