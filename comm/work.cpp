@@ -99,7 +99,7 @@ std::exception_ptr Work::error() const {
 double Work::duration_ms() const {
   if (!state_ || !is_completed()) return 0.0;
   if (state_->started_event.state()) return state_->done.elapsed_ms_since(state_->started_event);
-  auto* cpu_done = dynamic_cast<CpuEventState*>(state_->done.state().get());
+  CpuEventState* cpu_done = as_cpu_event(state_->done);
   if (!cpu_done || !state_->started()) return 0.0;
   return std::chrono::duration<double, std::milli>(cpu_done->completed_at() - state_->started_at()).count();
 }

@@ -41,7 +41,7 @@ void CpuEventState::synchronize() {
 }
 
 double CpuEventState::elapsed_ms_since(detail::EventState& start) {
-  auto* cpu_start = dynamic_cast<CpuEventState*>(&start);
+  CpuEventState* cpu_start = as_cpu_event(&start);
   if (!cpu_start) throw std::logic_error("elapsed time between a CPU event and an event of another device");
   wait_completed();
   cpu_start->wait_completed();
@@ -157,6 +157,16 @@ void CpuStream::worker_loop() {
     }
     run(task);
   }
+}
+
+CpuStream& as_cpu_stream(Stream& stream, std::string_view work) {
+  if (!stream.device().is_cpu())
+    throw std::invalid_argument(std::string(work) + " was given a stream of " + stream.device().str());
+  return static_cast<CpuStream&>(stream);
+}
+
+CpuEventState* as_cpu_event(detail::EventState* state) {
+  return state && state->device().is_cpu() ? static_cast<CpuEventState*>(state) : nullptr;
 }
 
 }  // namespace zt

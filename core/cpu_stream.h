@@ -12,6 +12,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "core/stream.h"
@@ -22,6 +23,7 @@ namespace zt {
 // of the stream that completed it.
 class CpuEventState final : public detail::EventState {
  public:
+  Device device() const override { return Device::cpu(); }
   void complete(std::exception_ptr error);
   bool query() override;
   void synchronize() override;
@@ -93,5 +95,12 @@ class CpuStream final : public Stream {
   bool has_worker_clock_ = false;
   std::atomic<pid_t> worker_tid_{0};  // set by the worker as it starts
 };
+
+// The CPU's own types behind the interfaces (stream.h: every CPU stream and event is one of these).
+// as_cpu_stream throws std::invalid_argument naming `work` for another device's stream;
+// as_cpu_event gives nullptr for another device's event or one never recorded.
+CpuStream& as_cpu_stream(Stream& stream, std::string_view work);
+CpuEventState* as_cpu_event(detail::EventState* state);
+inline CpuEventState* as_cpu_event(const Event& event) { return as_cpu_event(event.state().get()); }
 
 }  // namespace zt

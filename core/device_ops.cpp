@@ -99,9 +99,7 @@ class CpuDeviceOps final : public DeviceOps {
 
  private:
   template <typename Work> static void on_stream(Stream& stream, Work work) {
-    auto* cpu = dynamic_cast<CpuStream*>(&stream);
-    if (!cpu) throw std::invalid_argument("host memory work was given a stream of " + stream.device().str());
-    cpu->enqueue(std::move(work));
+    as_cpu_stream(stream, "host memory work").enqueue(std::move(work));
   }
 };
 

@@ -6,6 +6,11 @@
 // (the compute stream: work runs when enqueued) or a queue served by one worker thread (the comm
 // stream), which is what lets communication overlap computation on CPUs.
 //
+// Each device kind has one stream type and one event type (CpuStream/CpuEventState,
+// CudaStream/CudaEventState), made only by its own code: a stream or event on the CPU is always the
+// CPU's, so the device's code reaches its concrete type by the device (cpu_stream.h, cuda_stream.h)
+// and never has to test which kind of stream it was handed.
+//
 // Errors are sticky, as in CUDA: once a task on a stream fails, later work on it is skipped,
 // every event recorded after the failure carries the error, a stream that waits on such an event
 // inherits it, and synchronize() / Event::synchronize() rethrow it. An error never vanishes.
@@ -22,6 +27,7 @@ namespace detail {
 class EventState {
  public:
   virtual ~EventState() = default;
+  virtual Device device() const = 0;
   virtual bool query() = 0;        // completed (successfully or not)?
   virtual void synchronize() = 0;  // host blocks until completed; rethrows the carried error
   virtual double elapsed_ms_since(EventState& start) = 0;

@@ -10,11 +10,7 @@
 namespace zt {
 namespace {
 
-CpuStream& cpu_stream(Stream& stream) {
-  auto* cpu = dynamic_cast<CpuStream*>(&stream);
-  if (!cpu) throw std::invalid_argument("host optimizer work was given a stream of " + stream.device().str());
-  return *cpu;
-}
+CpuStream& cpu_stream(Stream& stream) { return as_cpu_stream(stream, "host optimizer work"); }
 
 class CpuOptimizerOps final : public OptimizerOps {
  public:

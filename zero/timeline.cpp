@@ -62,7 +62,7 @@ void Timeline::add_collective(std::string name, const Work& work, nlohmann::json
 
 Clock::time_point Timeline::time_of(const Event& event, std::size_t anchor) const {
   // CPU streams stamp their events when they complete; that is already the host clock.
-  if (auto* cpu = dynamic_cast<CpuEventState*>(event.state().get())) return cpu->completed_at();
+  if (CpuEventState* cpu = as_cpu_event(event)) return cpu->completed_at();
   event.synchronize();
   const DeviceAnchor& reference = anchors_.at(anchor);
   const std::chrono::duration<double, std::milli> since(event.elapsed_ms_since(reference.event));

@@ -14,11 +14,7 @@
 namespace zt {
 namespace {
 
-cudaStream_t handle_of(Stream& stream) {
-  auto* cuda = dynamic_cast<CudaStream*>(&stream);
-  if (!cuda) throw std::invalid_argument("device memory work was given a stream of " + stream.device().str());
-  return cuda->handle();
-}
+cudaStream_t handle_of(Stream& stream) { return as_cuda_stream(stream, "device memory work").handle(); }
 
 void check_same_shape(const BufferView& dst, const BufferView& src, const char* op) {
   if (dst.numel != src.numel)
@@ -114,11 +110,11 @@ class CudaDeviceOps final : public DeviceOps {
     if (dst.dtype != src.dtype) throw std::invalid_argument("copy: the dtypes differ (use convert_copy)");
     if (src.numel == 0) return;
     const std::size_t bytes = src.bytes();
-    if (auto* cpu = dynamic_cast<CpuStream*>(&stream)) {
+    if (stream.device().is_cpu()) {
       // A host thread's stream (the MPI comm worker staging GPU buffers): the copy is one of its
       // tasks, on this rank's device.
       const int device = dst.device.is_cuda() ? dst.device.index : src.device.index;
-      cpu->enqueue([=] {
+      as_cpu_stream(stream, "a staging copy").enqueue([=] {
         ZT_CUDA_CHECK(cudaSetDevice(device));
         ZT_CUDA_CHECK(cudaMemcpy(dst.data, src.data, bytes, cudaMemcpyDefault));
       });

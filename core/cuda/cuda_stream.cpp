@@ -4,6 +4,7 @@
 #include <memory>
 #include <mutex>
 #include <stdexcept>
+#include <string>
 
 #include "core/cuda/cuda_check.h"
 #include "core/handle_pool.h"
@@ -55,7 +56,7 @@ bool CudaEventState::query() {
 void CudaEventState::synchronize() { ZT_CUDA_CHECK(cudaEventSynchronize(event_)); }
 
 double CudaEventState::elapsed_ms_since(detail::EventState& start) {
-  auto* cuda_start = dynamic_cast<CudaEventState*>(&start);
+  CudaEventState* cuda_start = as_cuda_event(&start);
   if (!cuda_start) throw std::logic_error("elapsed time between a CUDA event and an event of another device");
   // cudaEventElapsedTime fails with cudaErrorNotReady on an event that has not completed yet.
   ZT_CUDA_CHECK(cudaEventSynchronize(cuda_start->event_));
@@ -87,7 +88,7 @@ Event CudaStream::record() {
 
 void CudaStream::wait(const Event& event) {
   if (!event.state()) return;
-  if (auto* cuda_event = dynamic_cast<CudaEventState*>(event.state().get())) {
+  if (CudaEventState* cuda_event = as_cuda_event(event.state().get())) {
     ZT_CUDA_CHECK(cudaStreamWaitEvent(stream_, cuda_event->handle(), 0));
   } else {
     event.synchronize();
@@ -95,5 +96,15 @@ void CudaStream::wait(const Event& event) {
 }
 
 void CudaStream::synchronize() { ZT_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+
+CudaStream& as_cuda_stream(Stream& stream, std::string_view work) {
+  if (!stream.device().is_cuda())
+    throw std::invalid_argument(std::string(work) + " was given a stream of " + stream.device().str());
+  return static_cast<CudaStream&>(stream);
+}
+
+CudaEventState* as_cuda_event(detail::EventState* state) {
+  return state && state->device().is_cuda() ? static_cast<CudaEventState*>(state) : nullptr;
+}
 
 }  // namespace zt

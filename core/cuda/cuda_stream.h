@@ -3,6 +3,8 @@
 
 #include <cuda_runtime.h>
 
+#include <string_view>
+
 #include "core/stream.h"
 
 namespace zt {
@@ -14,6 +16,7 @@ class CudaEventState final : public detail::EventState {
   CudaEventState(const CudaEventState&) = delete;
   CudaEventState& operator=(const CudaEventState&) = delete;
 
+  Device device() const override { return Device::cuda(device_index_); }
   cudaEvent_t handle() const { return event_; }
   bool query() override;
   void synchronize() override;
@@ -45,5 +48,11 @@ class CudaStream final : public Stream {
   int device_index_;
   cudaStream_t stream_ = nullptr;
 };
+
+// The CUDA types behind the interfaces (stream.h: every CUDA stream and event is one of these).
+// as_cuda_stream throws std::invalid_argument naming `work` for another device's stream;
+// as_cuda_event gives nullptr for another device's event or one never recorded.
+CudaStream& as_cuda_stream(Stream& stream, std::string_view work);
+CudaEventState* as_cuda_event(detail::EventState* state);
 
 }  // namespace zt

@@ -8,11 +8,7 @@
 namespace zt {
 namespace {
 
-cudaStream_t handle_of(Stream& stream) {
-  auto* cuda = dynamic_cast<CudaStream*>(&stream);
-  if (!cuda) throw std::invalid_argument("GPU optimizer work was given a stream of " + stream.device().str());
-  return cuda->handle();
-}
+cudaStream_t handle_of(Stream& stream) { return as_cuda_stream(stream, "GPU optimizer work").handle(); }
 
 class CudaOptimizerOps final : public OptimizerOps {
  public:

@@ -159,7 +159,37 @@ TEST(CopyAsync, CopiesHostBuffersInStreamOrder) {
   EXPECT_THROW(copy_async(other.view(), src.view(), stream), std::invalid_argument);
 }
 
+TEST(CpuStream, TheCpuTypesAreReachedByTheDevice) {
+  CpuStream stream(Mode::worker_thread);
+  EXPECT_EQ(&as_cpu_stream(stream, "test work"), &stream);
+  Event done = stream.record();
+  done.synchronize();
+  ASSERT_NE(as_cpu_event(done), nullptr);
+  EXPECT_EQ(as_cpu_event(done), done.state().get());
+  EXPECT_EQ(as_cpu_event(Event{}), nullptr);  // never recorded
+}
+
 #if ZT_HAVE_CUDA
+TEST(CudaStream, EachDeviceRefusesTheOthersStreamsAndEvents) {
+  ZT_SKIP_WITHOUT_CUDA_DEVICE();
+  CudaStream cuda(0, CudaStream::Priority::normal);
+  CpuStream cpu(Mode::inline_on_caller);
+  EXPECT_EQ(&as_cuda_stream(cuda, "test work"), &cuda);
+  try {
+    as_cpu_stream(cuda, "host memory work");
+    FAIL() << "a CUDA stream was taken for a CPU stream";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "host memory work was given a stream of cuda:0");
+  }
+  EXPECT_THROW(as_cuda_stream(cpu, "device memory work"), std::invalid_argument);
+  Event on_gpu = cuda.record();
+  Event on_cpu = cpu.record();
+  EXPECT_EQ(as_cpu_event(on_gpu), nullptr);
+  EXPECT_NE(as_cuda_event(on_gpu.state().get()), nullptr);
+  EXPECT_EQ(as_cuda_event(on_cpu.state().get()), nullptr);
+  EXPECT_THROW(on_gpu.elapsed_ms_since(on_cpu), std::logic_error);
+}
+
 TEST(CudaStream, RoundTripThroughDeviceMemoryWithCrossStreamWait) {
   ZT_SKIP_WITHOUT_CUDA_DEVICE();
   MemoryTracker tracker;
