@@ -1,9 +1,10 @@
-// Options of a communicator. The YAML config (comm.backend, comm.timeout_s, comm.debug_check,
-// comm.poll_interval_us)
-// is mapped onto this plain struct by the engine, so comm/ does not depend on the config code.
+// Options of a communicator. The YAML config's `comm:` section is CommSettings, one field per key in
+// the units the config spells (runtime/config binds them), so comm/ does not depend on the config
+// code.
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -24,11 +25,21 @@ std::string_view comm_backend_name(CommBackend backend);
 // more CPU for no gain: the kernel's timer slack (50 us) lengthens every sleep anyway.
 inline constexpr int kDefaultPollIntervalUs = 100;
 
-struct CommOptions {
+// The longest timeout honoured (about 31 years): the watchdog compares it with steady_clock
+// durations in int64 nanoseconds, which overflow beyond about 292 years.
+inline constexpr std::chrono::milliseconds kMaxCommTimeout{1'000'000'000'000};
+
+// `seconds` (a config or command-line value) as a timeout, saturated to [1 ms, kMaxCommTimeout]:
+// converting a double beyond the range of the integer type is undefined, and a huge value that
+// wrapped around would fail a healthy job at its first collective. NaN gives 1 ms.
+std::chrono::milliseconds comm_timeout_from_seconds(double seconds);
+
+// The user's settings, as the config spells them; the initialisers are the keys' defaults.
+struct CommSettings {
   CommBackend backend = CommBackend::auto_select;
   // A collective that has not completed this long after it started running on the comm stream
   // makes the watchdog log what it was and end the process with kCommTimeoutExitCode.
-  std::chrono::milliseconds timeout = std::chrono::minutes(5);
+  double timeout_s = 300;
   // Before every collective, ranks compare (kind, op, dtype, count, root, sequence) with one
   // small all-gather and fail with both sides' descriptions when they differ. Costs a latency-bound
   // round trip per collective, hence off by default.
@@ -38,7 +49,14 @@ struct CommOptions {
   // like a blocking MPI call. The default (kDefaultPollIntervalUs) is long enough that a waiting
   // comm thread costs its rank's compute thread little CPU, short enough that a transfer, which
   // Open MPI progresses only inside MPI calls, is barely slowed.
-  std::chrono::microseconds poll_interval{kDefaultPollIntervalUs};
+  std::int64_t poll_interval_us = kDefaultPollIntervalUs;
+
+  std::chrono::milliseconds timeout() const { return comm_timeout_from_seconds(timeout_s); }
+  std::chrono::microseconds poll_interval() const { return std::chrono::microseconds(poll_interval_us); }
+  bool operator==(const CommSettings&) const = default;
+};
+
+struct CommOptions : CommSettings {
   // Name used in log lines and errors ("world", "dp", ...).
   std::string name = "world";
   // A directory all ranks can read (the run directory) where each rank's watchdog publishes its
@@ -46,15 +64,6 @@ struct CommOptions {
   // collective; empty: records stay in memory and a timeout lists this rank's only.
   std::string flight_record_dir{};
 };
-
-// The longest timeout honoured (about 31 years): the watchdog compares it with steady_clock
-// durations in int64 nanoseconds, which overflow beyond about 292 years.
-inline constexpr std::chrono::milliseconds kMaxCommTimeout{1'000'000'000'000};
-
-// `seconds` (a config or command-line value) as a timeout, saturated to [1 ms, kMaxCommTimeout]:
-// converting a double beyond the range of the integer type is undefined, and a huge value that
-// wrapped around would fail a healthy job at its first collective. NaN gives 1 ms.
-std::chrono::milliseconds comm_timeout_from_seconds(double seconds);
 
 // Exit status of a process ended by the comm watchdog.
 inline constexpr int kCommTimeoutExitCode = 3;

@@ -70,7 +70,7 @@ MpiCommunicator::MpiCommunicator(MPI_Comm parent, Device device, CommOptions opt
       cuda_aware_(device.is_cuda() && mpi_is_cuda_aware()),
       on_timeout_(on_timeout),
       comm_(MpiComm::duplicate(parent)),
-      watchdog_(this->options().timeout, std::move(on_timeout),
+      watchdog_(this->options().timeout(), std::move(on_timeout),
                 {this->options().flight_record_dir, this->options().name, rank(), world_size()},
                 device_setup(device)),
       staging_(staging_memory(device)),
@@ -212,7 +212,7 @@ void MpiCommunicator::run_on_host_memory(CollectiveKind kind, ReduceOp op, const
                                          const BufferView& out, bool in_place, int root) {
   MPI_Comm comm = comm_.get();
   MPI_Request request = MPI_REQUEST_NULL;
-  auto complete = [&] { complete_polling(request, options().poll_interval); };
+  auto complete = [&] { complete_polling(request, options().poll_interval()); };
   MPI_Datatype type = mpi_datatype(in.dtype);
   const std::size_t element = dtype_size(in.dtype);
   CollectiveDesc desc{kind, op, in.dtype, in.numel, root};
@@ -234,13 +234,13 @@ void MpiCommunicator::run_on_host_memory(CollectiveKind kind, ReduceOp op, const
     case CollectiveKind::reduce_scatter: {
       // Not MPI_Ireduce_scatter_block: see mpi_ring.h (which also checks the chunk fits an MPI
       // count). In place, out is this rank's chunk of in.
-      ring_reduce_scatter(comm, sum_ops_.sum(in.dtype), in, out, scratch_, options().poll_interval);
+      ring_reduce_scatter(comm, sum_ops_.sum(in.dtype), in, out, scratch_, options().poll_interval());
       if (op == ReduceOp::avg) divide_host(out, world_size());
       return;
     }
     case CollectiveKind::all_gather: {
       as_mpi_count(in.numel, desc);
-      ring_all_gather(comm, in, out, in_place, options().poll_interval);  // not MPI_Iallgather: see mpi_ring.h
+      ring_all_gather(comm, in, out, in_place, options().poll_interval());  // not MPI_Iallgather: see mpi_ring.h
       return;
     }
     case CollectiveKind::broadcast: {

@@ -1,6 +1,10 @@
 #include "models/family.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <array>
+#include <stdexcept>
 
 namespace zt::models {
 
@@ -8,13 +12,26 @@ const ModelFamily& gpt2_family();
 const ModelFamily& llama_family();
 const ModelFamily& mlp_family();
 
+std::span<const ModelFamily* const> model_families() {
+  static const std::array<const ModelFamily*, 3> families{&gpt2_family(), &mlp_family(), &llama_family()};
+  return families;
+}
+
 const ModelFamily& model_family(ModelType type) {
-  switch (type) {
-    case ModelType::gpt2: return gpt2_family();
-    case ModelType::llama: return llama_family();
-    case ModelType::mlp: return mlp_family();
-  }
-  return gpt2_family();
+  for (const ModelFamily* family : model_families())
+    if (family->type() == type) return *family;
+  throw std::logic_error("model_family: a model type without a family");
+}
+
+ModelRule heads_divide_width_rule() {
+  return {"`model.n_embd` is a multiple of `model.n_head`.",
+          {"model.n_embd", "model.n_head", "model.preset"},
+          [](const ModelConfig& m) -> std::optional<std::string> {
+            if (m.n_embd % m.n_head == 0) return std::nullopt;
+            return fmt::format("model.n_embd = {} is not a multiple of model.n_head = {} (every head gets n_embd / "
+                               "n_head channels)",
+                               m.n_embd, m.n_head);
+          }};
 }
 
 ModelConfig ModelFamily::measurement_copy(const ModelConfig& config) const {

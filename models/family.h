@@ -5,7 +5,15 @@
 // Adding a family: docs/howto.md.
 #pragma once
 
+#include <cstdint>
+#include <functional>
+#include <limits>
 #include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "models/model.h"
 #include "models/model_config.h"
@@ -17,9 +25,26 @@ struct GemmShape {
   int M = 0, N = 0, K = 0;
 };
 
+// A check of the family's `model:` keys against each other. The config loader runs it when model.type
+// is this family, and docs/config.md lists it under "Checks across keys".
+struct ModelRule {
+  std::string description;        // for the docs
+  std::vector<std::string> keys;  // the keys involved ("model.n_head"); the first one given is blamed
+  // What is wrong with config, or nothing when it satisfies the rule.
+  std::function<std::optional<std::string>(const ModelConfig& config)> check;
+};
+
 class ModelFamily {
  public:
   virtual ~ModelFamily() = default;
+
+  // How model.type names the family ("gpt2", "llama", "mlp").
+  virtual std::string_view name() const = 0;
+  virtual ModelType type() const = 0;
+  virtual std::vector<ModelRule> rules() const { return {}; }
+  // The most rows (micro batch x positions) one micro batch may have: what the family's kernels
+  // can index.
+  virtual std::int64_t max_rows_per_micro_batch() const { return std::numeric_limits<std::int64_t>::max(); }
 
   // Token models train on token shards and are what eval, sample and Hugging Face exchange take;
   // feature models (the MLP) train on a synthetic task and see one position per row.
@@ -36,6 +61,11 @@ class ModelFamily {
 };
 
 const ModelFamily& model_family(ModelType type);
+// Every family, in the order model.type lists them.
+std::span<const ModelFamily* const> model_families();
+
+// The rule every transformer family shares: heads split the width evenly.
+ModelRule heads_divide_width_rule();
 
 // Positions per row of a micro batch: the configured sequence length for a token model, 1 for a
 // feature model (its rows are samples).

@@ -21,6 +21,11 @@ GPT2Config gpt2_config(const ModelConfig& config) {
 
 class GPT2Family final : public ModelFamily {
  public:
+  std::string_view name() const override { return "gpt2"; }
+  ModelType type() const override { return ModelType::gpt2; }
+  std::vector<ModelRule> rules() const override { return {heads_divide_width_rule()}; }
+  // Its kernels index rows with `int`.
+  std::int64_t max_rows_per_micro_batch() const override { return std::numeric_limits<int>::max(); }
   bool reads_tokens() const override { return true; }
   std::unique_ptr<Model> build(const ModelConfig& config) const override {
     return std::make_unique<GPT2>(gpt2_config(config));

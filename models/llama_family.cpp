@@ -1,4 +1,6 @@
 // The Llama family (Llama 2/3, SmolLM, Qwen3 with QK-norm): the config's model keys to a Llama.
+#include <fmt/format.h>
+
 #include "models/family.h"
 #include "models/llama.h"
 
@@ -25,8 +27,44 @@ LlamaConfig llama_config(const ModelConfig& config) {
   return llama;
 }
 
+std::vector<ModelRule> llama_rules() {
+  return {
+      heads_divide_width_rule(),
+      {"`model.n_kv_head` divides `model.n_head`.",
+       {"model.n_kv_head", "model.n_head", "model.preset"},
+       [](const ModelConfig& m) -> std::optional<std::string> {
+         if (m.n_kv_head == 0 || m.n_head % m.n_kv_head == 0) return std::nullopt;
+         return fmt::format("model.n_kv_head = {} does not divide model.n_head = {} (each key/value head serves "
+                            "an equal group of query heads)",
+                            m.n_kv_head, m.n_head);
+       }},
+      {"the head size `model.n_embd / model.n_head` is even (RoPE rotates pairs of channels).",
+       {"model.n_embd", "model.n_head", "model.preset"},
+       [](const ModelConfig& m) -> std::optional<std::string> {
+         if ((m.n_embd / m.n_head) % 2 == 0) return std::nullopt;
+         return fmt::format("model.n_embd / model.n_head = {} / {} = {} is odd; rotary embeddings need an even "
+                            "head size",
+                            m.n_embd, m.n_head, m.n_embd / m.n_head);
+       }},
+      {"`model.rope_scaling_factor` is 0 or at least 1, and `rope_high_freq_factor` > `rope_low_freq_factor`.",
+       {"model.rope_scaling_factor", "model.rope_high_freq_factor", "model.rope_low_freq_factor", "model.preset"},
+       [](const ModelConfig& m) -> std::optional<std::string> {
+         if (m.rope_scaling_factor == 0) return std::nullopt;
+         if (m.rope_scaling_factor < 1)
+           return fmt::format("model.rope_scaling_factor = {} slows no frequency down: use 0 (off) or a factor >= 1",
+                              m.rope_scaling_factor);
+         if (m.rope_high_freq_factor > m.rope_low_freq_factor) return std::nullopt;
+         return fmt::format("model.rope_high_freq_factor = {} must be larger than model.rope_low_freq_factor = {}",
+                            m.rope_high_freq_factor, m.rope_low_freq_factor);
+       }},
+  };
+}
+
 class LlamaFamily final : public ModelFamily {
  public:
+  std::string_view name() const override { return "llama"; }
+  ModelType type() const override { return ModelType::llama; }
+  std::vector<ModelRule> rules() const override { return llama_rules(); }
   bool reads_tokens() const override { return true; }
   std::unique_ptr<Model> build(const ModelConfig& config) const override {
     return std::make_unique<Llama>(llama_config(config));

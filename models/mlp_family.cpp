@@ -8,6 +8,8 @@ namespace {
 
 class MLPFamily final : public ModelFamily {
  public:
+  std::string_view name() const override { return "mlp"; }
+  ModelType type() const override { return ModelType::mlp; }
   bool reads_tokens() const override { return false; }
   std::unique_ptr<Model> build(const ModelConfig& config) const override {
     MLPConfig mlp;

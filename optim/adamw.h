@@ -12,6 +12,7 @@
 // Weight decay is per call: the caller splits a shard into decayed and non-decayed segments.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 
@@ -19,12 +20,31 @@
 
 namespace zt {
 
+// What one update computes with: fp32, as the update runs.
 struct AdamWHyper {
   float lr = 3e-4f;
   float beta1 = 0.9f;
   float beta2 = 0.95f;
   float eps = 1e-8f;
   float weight_decay = 0.0f;
+};
+
+// The optimizer's own options: the config's `optimizer:` section is this struct, one field per key
+// (runtime/config binds them); the initialisers are the keys' defaults.
+struct AdamWOptions {
+  double lr = 3e-4;  // the peak; the schedule gives each step's rate
+  std::array<double, 2> betas{0.9, 0.95};
+  double eps = 1e-8;
+  double weight_decay = 0.1;
+  bool no_decay_bias_and_norm = true;  // biases and norm gains are not decayed
+  bool no_decay_embeddings = false;    // token and position embeddings are not decayed
+
+  // These options at rate lr, in the update's fp32.
+  AdamWHyper hyper(double rate) const {
+    return {static_cast<float>(rate), static_cast<float>(betas[0]), static_cast<float>(betas[1]),
+            static_cast<float>(eps), static_cast<float>(weight_decay)};
+  }
+  bool operator==(const AdamWOptions&) const = default;
 };
 
 struct AdamWStep {

@@ -20,24 +20,33 @@
 
 namespace zt {
 
-struct LrSchedule {
+// The schedule's own options: the config's `scheduler:` section is this struct, one field per key
+// (runtime/config binds them); the initialisers are the keys' defaults.
+struct LrScheduleOptions {
   enum class Kind { constant, warmup_cosine, warmup_linear, deepspeed_warmup, deepspeed_warmup_decay,
                     deepspeed_warmup_cosine };
   enum class Warmup { linear, log };  // DeepSpeed's warmup_type
-  Kind kind = Kind::constant;
-  double lr = 3e-4;
-  double min_lr = 0.0;
+  Kind type = Kind::warmup_cosine;
   std::int64_t warmup_steps = 0;
-  std::int64_t total_steps = 1;
-  Warmup warmup = Warmup::linear;  // DeepSpeed's schedulers only
-  double warmup_min_lr = 0.0;      // DeepSpeed's schedulers only: the rate warmup starts from
+  double min_lr = 0.0;
+  Warmup warmup_type = Warmup::linear;  // DeepSpeed's schedulers only
+  double warmup_min_lr = 0.0;           // DeepSpeed's schedulers only: the rate warmup starts from
+
+  bool is_deepspeeds() const {
+    return type == Kind::deepspeed_warmup || type == Kind::deepspeed_warmup_decay ||
+           type == Kind::deepspeed_warmup_cosine;
+  }
+  bool operator==(const LrScheduleOptions&) const = default;
+};
+
+struct LrSchedule : LrScheduleOptions {
+  double lr = 3e-4;              // the peak (optimizer.lr)
+  std::int64_t total_steps = 1;  // train.steps
 
   double at(std::int64_t step) const;
   // DeepSpeed's schedulers advance per applied update (`at` is given the update's number: a step
   // skipped for fp16 overflow does not move them), zerotrain's own per step.
-  bool counts_updates() const {
-    return kind == Kind::deepspeed_warmup || kind == Kind::deepspeed_warmup_decay || kind == Kind::deepspeed_warmup_cosine;
-  }
+  bool counts_updates() const { return is_deepspeeds(); }
 
  private:
   double deepspeed_at(std::int64_t step) const;

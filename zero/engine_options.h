@@ -54,9 +54,7 @@ struct ZeroOptions : ZeroConfig {
   DType compute_dtype = DType::f32;                 // parameters, activations, block gradients
   DType comm_dtype = DType::f32;                    // gradient buckets and their reduction
   int gradient_accumulation_steps = 1;
-  AdamWHyper adamw;                                 // lr is replaced by the schedule every step
-  bool decay_embeddings = true;                     // false: no weight decay on embeddings
-  bool decay_bias_and_norm = false;                 // true: decay biases and LayerNorm gains too
+  AdamWOptions adamw;                               // lr is replaced by the schedule every step
   double gradient_clipping = 1.0;                   // max global norm; 0 = off
   bool loss_scaling = false;                        // fp16: dynamic (or static) loss scaling
   LossScalerOptions loss_scaler;

@@ -47,7 +47,8 @@ ShardOptimizer::ShardOptimizer(const models::Model& model, const PartitionPlan& 
     for (const models::ParamTensor& t : model.block(range.block).layout().tensors()) {
       const std::size_t lo = std::max(range.begin, t.offset), hi = std::min(end, t.offset + t.numel);
       if (lo >= hi) continue;
-      const bool decay = t.decay ? (options.decay_embeddings || !t.embedding) : options.decay_bias_and_norm;
+      const bool decay =
+          t.decay ? (!options.adamw.no_decay_embeddings || !t.embedding) : !options.adamw.no_decay_bias_and_norm;
       Segment* last = segments_.empty() ? nullptr : &segments_.back();
       if (last && last->block == range.block && last->decay == decay && last->block_offset + last->count == lo) {
         last->count += hi - lo;
@@ -87,8 +88,7 @@ void ShardOptimizer::update(BufferView grad_shard, double lr, float multiplier, 
     update.count = s.count;
     update.step = step;
     update.grad_multiplier = multiplier;
-    update.hyper = options_.adamw;
-    update.hyper.lr = static_cast<float>(lr);
+    update.hyper = options_.adamw.hyper(lr);
     if (!s.decay) update.hyper.weight_decay = 0.0f;
     ops.adamw(update, stream);
   }

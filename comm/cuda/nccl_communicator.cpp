@@ -79,7 +79,7 @@ NcclCommunicator::NcclCommunicator(MPI_Comm parent, Device device, CommOptions o
       device_(device),
       on_timeout_(on_timeout),
       mpi_(MpiComm::duplicate(parent)),
-      watchdog_(this->options().timeout, std::move(on_timeout),
+      watchdog_(this->options().timeout(), std::move(on_timeout),
                 {this->options().flight_record_dir, this->options().name, rank(), world_size()},
                 [device] { activate(device); }),
       stream_(device.index, CudaStream::Priority::high),

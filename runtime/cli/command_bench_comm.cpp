@@ -42,7 +42,7 @@ template <typename Parse> auto parse_option(const po::variables_map& options, co
 int run(const po::variables_map& options, std::ostream& out) {
   CommBenchmarkOptions bench;
   bench.comm.backend = parse_option(options, "backend", [](const std::string& t) { return parse_comm_backend(t); });
-  bench.comm.timeout = comm_timeout_from_seconds(option_in(options, "timeout", 1e-3, 1e6));
+  bench.comm.timeout_s = option_in(options, "timeout", 1e-3, 1e6);
   bench.comm.name = "bench";
   bench.device = parse_option(options, "device", [](const std::string& t) { return Device::parse(t); });
   bench.dtype = parse_option(options, "dtype", [](const std::string& t) { return parse_dtype(t); });

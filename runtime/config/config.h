@@ -17,8 +17,11 @@
 
 #include "core/dtype.h"
 #include "core/log.h"
+#include "comm/comm_options.h"
 #include "models/model_config.h"
+#include "optim/adamw.h"
 #include "optim/loss_scaler.h"
+#include "optim/lr_schedule.h"
 #include "zero/engine_options.h"
 
 namespace zt {
@@ -58,28 +61,15 @@ struct TrainConfig {
 
 enum class OptimizerType { adamw };
 
-struct OptimizerConfig {
+// The optimizer section: its type, and AdamW's own options (optim/adamw.h).
+struct OptimizerConfig : AdamWOptions {
   OptimizerType type = OptimizerType::adamw;
-  double lr = 0;
-  std::array<double, 2> betas{};
-  double eps = 0;
-  double weight_decay = 0;
-  bool no_decay_bias_and_norm = false;
-  bool no_decay_embeddings = false;
   bool operator==(const OptimizerConfig&) const = default;
 };
 
-enum class SchedulerType { constant, warmup_cosine, warmup_linear, WarmupLR, WarmupDecayLR, WarmupCosineLR };
-enum class WarmupType { linear, log };  // DeepSpeed's schedulers' warmup_type
-
-struct SchedulerConfig {
-  SchedulerType type = SchedulerType::constant;
-  std::int64_t warmup_steps = 0;
-  double min_lr = 0;
-  WarmupType warmup_type = WarmupType::linear;
-  double warmup_min_lr = 0;
-  bool operator==(const SchedulerConfig&) const = default;
-};
+// The scheduler section is the schedule's own options (optim/lr_schedule.h).
+using SchedulerConfig = LrScheduleOptions;
+using SchedulerType = LrScheduleOptions::Kind;
 
 // The precision section: the compute dtype, TF32, and the loss scaler's own options (fp16 only).
 struct PrecisionConfig : LossScalerOptions {
@@ -109,15 +99,8 @@ struct LoggingConfig {
   bool operator==(const LoggingConfig&) const = default;
 };
 
-enum class CommBackendChoice { auto_select, mpi, nccl };  // "auto", "mpi", "nccl"
-
-struct CommConfig {
-  CommBackendChoice backend = CommBackendChoice::auto_select;
-  double timeout_s = 0;
-  bool debug_check = false;
-  std::int64_t poll_interval_us = 0;
-  bool operator==(const CommConfig&) const = default;
-};
+// The comm section is the communicator's own settings (comm/comm_options.h).
+using CommConfig = CommSettings;
 
 // An emulated accelerator for benchmarks (models::ComputeContext::emulated): off while tflops is 0.
 struct EmulationConfig {
@@ -179,6 +162,6 @@ std::string_view choice_name(ModelType value);
 std::string_view choice_name(ModelPreset value);
 std::string_view choice_name(SchedulerType value);
 std::string_view choice_name(CommDataType value);
-std::string_view choice_name(CommBackendChoice value);
+std::string_view choice_name(CommBackend value);
 
 }  // namespace zt

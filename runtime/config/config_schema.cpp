@@ -4,10 +4,12 @@
 
 #include <charconv>
 #include <concepts>
+#include <iterator>
 #include <type_traits>
 #include <stdexcept>
 
 #include "comm/comm_options.h"
+#include "models/family.h"
 #include "zero/engine_options.h"
 
 namespace zt {
@@ -181,8 +183,10 @@ std::vector<ConfigKey> make_keys() {
   auto add = [&keys](ConfigKey key) { keys.push_back(std::move(key)); };
 
   // model
-  add(choice("model.type", field(&Config::model, &ModelConfig::type), ModelType::gpt2,
-             {{"gpt2", ModelType::gpt2}, {"mlp", ModelType::mlp}, {"llama", ModelType::llama}},
+  std::vector<std::pair<std::string, ModelType>> family_names;
+  for (const models::ModelFamily* family : models::model_families())
+    family_names.emplace_back(family->name(), family->type());
+  add(choice("model.type", field(&Config::model, &ModelConfig::type), ModelConfig{}.type, family_names,
              "`gpt2`: GPT-2 style decoder-only transformer; `llama`: Llama style decoder (RMSNorm, rotary "
              "positions, grouped-query attention, SwiGLU; also SmolLM, and Qwen3 with `qk_norm`); `mlp`: "
              "`mlp_layers` dense layers of width `mlp_hidden` (a small model for testing the runtime)."));
@@ -301,30 +305,35 @@ std::vector<ConfigKey> make_keys() {
   add(integer("train.max_consecutive_nonfinite", field(&Config::train, &TrainConfig::max_consecutive_nonfinite), 10,
               between(1, kMaxSteps), "`on_nonfinite: skip`: the job stops after this many non-finite steps in a row."));
 
-  // optimizer
-  add(choice("optimizer.type", field(&Config::optimizer, &OptimizerConfig::type), OptimizerType::adamw,
+  // optimizer: AdamW's keys are fields of its own options (AdamWOptions); the struct's initialisers
+  // are the defaults.
+  const OptimizerConfig optimizer;
+  add(choice("optimizer.type", field(&Config::optimizer, &OptimizerConfig::type), optimizer.type,
              {{"adamw", OptimizerType::adamw}}, "`adamw`: Adam with decoupled weight decay."));
-  add(number("optimizer.lr", field(&Config::optimizer, &OptimizerConfig::lr), 3e-4, between(0, 1),
+  add(number("optimizer.lr", field(&Config::optimizer, &OptimizerConfig::lr), optimizer.lr, between(0, 1),
              "Peak learning rate (reached at the end of warmup)."));
-  add(number_list("optimizer.betas", field(&Config::optimizer, &OptimizerConfig::betas), {0.9, 0.95},
+  add(number_list("optimizer.betas", field(&Config::optimizer, &OptimizerConfig::betas), optimizer.betas,
                   half_open(0, 1), "Decay rates of the running averages of the gradient and of its square."));
-  add(number("optimizer.eps", field(&Config::optimizer, &OptimizerConfig::eps), 1e-8, greater_than(0),
+  add(number("optimizer.eps", field(&Config::optimizer, &OptimizerConfig::eps), optimizer.eps, greater_than(0),
              "Added to the denominator of the update for numerical stability."));
-  add(number("optimizer.weight_decay", field(&Config::optimizer, &OptimizerConfig::weight_decay), 0.1, at_least(0),
-             "Decoupled weight decay coefficient."));
+  add(number("optimizer.weight_decay", field(&Config::optimizer, &OptimizerConfig::weight_decay),
+             optimizer.weight_decay, at_least(0), "Decoupled weight decay coefficient."));
   add(boolean("optimizer.no_decay_bias_and_norm", field(&Config::optimizer, &OptimizerConfig::no_decay_bias_and_norm),
-              true, "Exempt biases and LayerNorm weights from weight decay."));
+              optimizer.no_decay_bias_and_norm, "Exempt biases and LayerNorm weights from weight decay."));
   add(boolean("optimizer.no_decay_embeddings", field(&Config::optimizer, &OptimizerConfig::no_decay_embeddings),
-              false, "Exempt token and position embeddings from weight decay."));
+              optimizer.no_decay_embeddings, "Exempt token and position embeddings from weight decay."));
 
   // scheduler
-  add(choice("scheduler.type", field(&Config::scheduler, &SchedulerConfig::type), SchedulerType::warmup_cosine,
+  // scheduler: the keys are fields of the schedule's own options (LrScheduleOptions); the struct's
+  // initialisers are the defaults.
+  const SchedulerConfig scheduler;
+  add(choice("scheduler.type", field(&Config::scheduler, &SchedulerConfig::type), scheduler.type,
              {{"constant", SchedulerType::constant},
               {"warmup_cosine", SchedulerType::warmup_cosine},
               {"warmup_linear", SchedulerType::warmup_linear},
-              {"WarmupLR", SchedulerType::WarmupLR},
-              {"WarmupDecayLR", SchedulerType::WarmupDecayLR},
-              {"WarmupCosineLR", SchedulerType::WarmupCosineLR}},
+              {"WarmupLR", SchedulerType::deepspeed_warmup},
+              {"WarmupDecayLR", SchedulerType::deepspeed_warmup_decay},
+              {"WarmupCosineLR", SchedulerType::deepspeed_warmup_cosine}},
              "After the warmup: `constant` keeps `optimizer.lr`; `warmup_cosine` / `warmup_linear` decay it to "
              "`min_lr` at `train.steps` along a cosine / a straight line. `WarmupLR`, `WarmupDecayLR` and "
              "`WarmupCosineLR` are DeepSpeed's schedulers, step for step as DeepSpeed runs them (what a "
@@ -332,16 +341,18 @@ std::vector<ConfigKey> make_keys() {
              "steps, the first two steps at its start; then `optimizer.lr` (WarmupLR), a straight line back to "
              "`warmup_min_lr` at `train.steps` (WarmupDecayLR) or a cosine to `min_lr` (WarmupCosineLR); a step "
              "skipped for fp16 overflow does not advance them."));
-  add(integer("scheduler.warmup_steps", field(&Config::scheduler, &SchedulerConfig::warmup_steps), 0, between(0, kMaxSteps),
+  add(integer("scheduler.warmup_steps", field(&Config::scheduler, &SchedulerConfig::warmup_steps),
+              scheduler.warmup_steps, between(0, kMaxSteps),
               "Steps of warmup from 0 (DeepSpeed's schedulers: from `warmup_min_lr`) to `optimizer.lr`; 0 = none."));
-  add(number("scheduler.min_lr", field(&Config::scheduler, &SchedulerConfig::min_lr), 0.0, at_least(0),
+  add(number("scheduler.min_lr", field(&Config::scheduler, &SchedulerConfig::min_lr), scheduler.min_lr, at_least(0),
              "Learning rate at the end of the decay; at most `optimizer.lr`. Unused by `constant`, `WarmupLR` and "
              "`WarmupDecayLR`."));
-  add(choice("scheduler.warmup_type", field(&Config::scheduler, &SchedulerConfig::warmup_type), WarmupType::linear,
-             {{"linear", WarmupType::linear}, {"log", WarmupType::log}},
+  add(choice("scheduler.warmup_type", field(&Config::scheduler, &SchedulerConfig::warmup_type), scheduler.warmup_type,
+             {{"linear", LrScheduleOptions::Warmup::linear}, {"log", LrScheduleOptions::Warmup::log}},
              "DeepSpeed's schedulers: how warmup rises, along a straight line or a logarithm (DeepSpeed's "
              "default, log(i + 1) / log(warmup) at iteration i)."));
-  add(number("scheduler.warmup_min_lr", field(&Config::scheduler, &SchedulerConfig::warmup_min_lr), 0.0, at_least(0),
+  add(number("scheduler.warmup_min_lr", field(&Config::scheduler, &SchedulerConfig::warmup_min_lr),
+             scheduler.warmup_min_lr, at_least(0),
              "DeepSpeed's schedulers: the rate warmup starts from (WarmupCosineLR: `warmup_min_ratio` x "
              "`optimizer.lr`); at most `optimizer.lr`."));
 
@@ -458,15 +469,18 @@ std::vector<ConfigKey> make_keys() {
              "(exit status 1) naming the file and the error."));
 
   // comm
-  add(choice("comm.backend", field(&Config::comm, &CommConfig::backend), CommBackendChoice::auto_select,
-             {{"auto", CommBackendChoice::auto_select}, {"mpi", CommBackendChoice::mpi}, {"nccl", CommBackendChoice::nccl}},
+  // comm: the keys are fields of the communicator's own settings (CommSettings); the struct's
+  // initialisers are the defaults.
+  const CommConfig comm;
+  add(choice("comm.backend", field(&Config::comm, &CommConfig::backend), comm.backend,
+             {{"auto", CommBackend::auto_select}, {"mpi", CommBackend::mpi}, {"nccl", CommBackend::nccl}},
              "`mpi`: CPU buffers (GPU buffers staged through the host); `nccl`: GPU buffers; `auto`: nccl on "
              "CUDA devices, else mpi."));
-  add(number("comm.timeout_s", field(&Config::comm, &CommConfig::timeout_s), 300.0, between(0.001, 1e9),
+  add(number("comm.timeout_s", field(&Config::comm, &CommConfig::timeout_s), comm.timeout_s, between(0.001, 1e9),
              "Seconds a collective may take before the watchdog fails the job instead of hanging."));
-  add(boolean("comm.debug_check", field(&Config::comm, &CommConfig::debug_check), false,
+  add(boolean("comm.debug_check", field(&Config::comm, &CommConfig::debug_check), comm.debug_check,
               "Before every collective, check that all ranks issue the same one on the same sizes (slow)."));
-  add(integer("comm.poll_interval_us", field(&Config::comm, &CommConfig::poll_interval_us), kDefaultPollIntervalUs,
+  add(integer("comm.poll_interval_us", field(&Config::comm, &CommConfig::poll_interval_us), comm.poll_interval_us,
               between(0, 1e6),
               "MPI backend: microseconds the comm thread sleeps between two tests of a running collective, so that "
               "it leaves the CPU to the compute thread; 0 tests back to back (spins, as a blocking MPI call does). "
@@ -526,54 +540,36 @@ std::vector<ModelPresetShape> make_presets() {
   };
 }
 
+// Each family's checks of its model keys, run when model.type is that family.
+std::vector<ConsistencyRule> family_rules() {
+  std::vector<ConsistencyRule> rules;
+  for (const models::ModelFamily* family : models::model_families())
+    for (models::ModelRule& rule : family->rules())
+      rules.push_back({fmt::format("{}: {}", family->name(), rule.description), std::move(rule.keys),
+                       [type = family->type(), check = std::move(rule.check)](const Config& c) {
+                         return c.model.type == type ? check(c.model) : std::nullopt;
+                       }});
+  return rules;
+}
+
 std::vector<ConsistencyRule> make_rules() {
-  return {
-      {"gpt2, llama: `model.n_embd` is a multiple of `model.n_head`.",
-       {"model.n_embd", "model.n_head", "model.preset"},
-       [](const Config& c) -> std::optional<std::string> {
-         if (c.model.type == ModelType::mlp || c.model.n_embd % c.model.n_head == 0) return std::nullopt;
-         return fmt::format("model.n_embd = {} is not a multiple of model.n_head = {} (every head gets n_embd / "
-                            "n_head channels)",
-                            c.model.n_embd, c.model.n_head);
-       }},
-      {"llama: `model.n_kv_head` divides `model.n_head`.",
-       {"model.n_kv_head", "model.n_head", "model.preset"},
-       [](const Config& c) -> std::optional<std::string> {
-         if (c.model.type != ModelType::llama || c.model.n_kv_head == 0 || c.model.n_head % c.model.n_kv_head == 0)
-           return std::nullopt;
-         return fmt::format("model.n_kv_head = {} does not divide model.n_head = {} (each key/value head serves "
-                            "an equal group of query heads)",
-                            c.model.n_kv_head, c.model.n_head);
-       }},
-      {"llama: the head size `model.n_embd / model.n_head` is even (RoPE rotates pairs of channels).",
-       {"model.n_embd", "model.n_head", "model.preset"},
-       [](const Config& c) -> std::optional<std::string> {
-         if (c.model.type != ModelType::llama || (c.model.n_embd / c.model.n_head) % 2 == 0) return std::nullopt;
-         return fmt::format("model.n_embd / model.n_head = {} / {} = {} is odd; rotary embeddings need an even "
-                            "head size",
-                            c.model.n_embd, c.model.n_head, c.model.n_embd / c.model.n_head);
-       }},
-      {"llama: `model.rope_scaling_factor` is 0 or at least 1, and `rope_high_freq_factor` > `rope_low_freq_factor`.",
-       {"model.rope_scaling_factor", "model.rope_high_freq_factor", "model.rope_low_freq_factor", "model.preset"},
-       [](const Config& c) -> std::optional<std::string> {
-         const ModelConfig& m = c.model;
-         if (m.type != ModelType::llama || m.rope_scaling_factor == 0) return std::nullopt;
-         if (m.rope_scaling_factor < 1)
-           return fmt::format("model.rope_scaling_factor = {} slows no frequency down: use 0 (off) or a factor >= 1",
-                              m.rope_scaling_factor);
-         if (m.rope_high_freq_factor > m.rope_low_freq_factor) return std::nullopt;
-         return fmt::format("model.rope_high_freq_factor = {} must be larger than model.rope_low_freq_factor = {}",
-                            m.rope_high_freq_factor, m.rope_low_freq_factor);
-       }},
-      {"A Llama preset (`llama-tiny`, `smollm-135m`, `llama-3.2-1b`) needs `model.type: llama`.",
+  std::vector<ConsistencyRule> rules = family_rules();
+  std::vector<ConsistencyRule> across_sections{
+      {"A preset that names a `model.type` (the Llama presets `llama-tiny`, `smollm-135m`, `llama-3.2-1b`) needs "
+       "that type.",
        {"model.type", "model.preset"},
        [](const Config& c) -> std::optional<std::string> {
-         const ModelPreset p = c.model.preset;
-         if (c.model.type == ModelType::llama ||
-             (p != ModelPreset::llama_tiny && p != ModelPreset::smollm_135m && p != ModelPreset::llama_3_2_1b))
-           return std::nullopt;
-         return fmt::format("model.preset = {} is a Llama shape but model.type = {} (leave type out or set llama)",
-                            choice_name(p), choice_name(c.model.type));
+         const std::string_view preset = choice_name(c.model.preset);
+         for (const ModelPresetShape& shape : model_presets()) {
+           if (shape.name != preset) continue;
+           for (const auto& [path, value] : shape.values) {
+             if (path != "model.type" || std::get<std::string>(value) == choice_name(c.model.type)) continue;
+             return fmt::format("model.preset = {} is a {} shape but model.type = {} (leave type out or set {})",
+                                preset, std::get<std::string>(value), choice_name(c.model.type),
+                                std::get<std::string>(value));
+           }
+         }
+         return std::nullopt;
        }},
       {"`data.seq_len` is at most `model.block_size`.",
        {"data.seq_len", "model.block_size", "model.preset"},
@@ -583,26 +579,26 @@ std::vector<ConsistencyRule> make_rules() {
                             "block_size)",
                             c.data.seq_len, c.model.block_size);
        }},
-      {"gpt2: `train.train_micro_batch_size_per_gpu` x `data.seq_len` (the rows of one micro-batch) is at most "
-       "2147483647: kernels index rows with `int`.",
+      {"`train.train_micro_batch_size_per_gpu` x `data.seq_len` (the rows of one micro-batch) is at most what "
+       "the model family's kernels index (gpt2: 2147483647, as they index rows with `int`).",
        {"train.train_micro_batch_size_per_gpu", "data.seq_len", "model.block_size", "model.preset"},
        [](const Config& c) -> std::optional<std::string> {
          const std::int64_t seq_len = c.data.seq_len == 0 ? c.model.block_size : c.data.seq_len;
-         if (c.model.type != ModelType::gpt2 || c.train.train_micro_batch_size_per_gpu * seq_len <= kMaxIntKey)
-           return std::nullopt;
+         const std::int64_t most = models::model_family(c.model.type).max_rows_per_micro_batch();
+         // Divided rather than multiplied: the product of two large keys may not fit in int64.
+         if (seq_len <= 0 || c.train.train_micro_batch_size_per_gpu <= most / seq_len) return std::nullopt;
          return fmt::format("train.train_micro_batch_size_per_gpu = {} x sequence length {} = {} rows per micro-batch; "
-                            "at most 2147483647 are supported",
+                            "at most {} are supported",
                             c.train.train_micro_batch_size_per_gpu, seq_len,
-                            c.train.train_micro_batch_size_per_gpu * seq_len);
+                            c.train.train_micro_batch_size_per_gpu * seq_len, most);
        }},
       {"`scheduler.warmup_type` and `scheduler.warmup_min_lr` shape the warmup of DeepSpeed's schedulers "
        "(`WarmupLR`, `WarmupDecayLR`, `WarmupCosineLR`); `warmup_min_lr` is at most `optimizer.lr`.",
        {"scheduler.warmup_type", "scheduler.warmup_min_lr", "scheduler.type", "optimizer.lr"},
        [](const Config& c) -> std::optional<std::string> {
          const SchedulerType type = c.scheduler.type;
-         const bool deepspeed = type == SchedulerType::WarmupLR || type == SchedulerType::WarmupDecayLR ||
-                                type == SchedulerType::WarmupCosineLR;
-         if (!deepspeed && (c.scheduler.warmup_type != WarmupType::linear || c.scheduler.warmup_min_lr != 0))
+         if (!c.scheduler.is_deepspeeds() &&
+             (c.scheduler.warmup_type != LrScheduleOptions::Warmup::linear || c.scheduler.warmup_min_lr != 0))
            return fmt::format("scheduler.warmup_type and scheduler.warmup_min_lr shape DeepSpeed's schedulers "
                               "(WarmupLR, WarmupDecayLR, WarmupCosineLR), not scheduler.type {}",
                               choice_name(type));
@@ -637,10 +633,13 @@ std::vector<ConsistencyRule> make_rules() {
       {"`comm.backend: nccl` needs a GPU device (`train.device` is not `cpu`).",
        {"comm.backend", "train.device"},
        [](const Config& c) -> std::optional<std::string> {
-         if (c.comm.backend != CommBackendChoice::nccl || c.train.device != "cpu") return std::nullopt;
+         if (c.comm.backend != CommBackend::nccl || c.train.device != "cpu") return std::nullopt;
          return std::string("comm.backend = nccl needs GPU buffers but train.device = cpu (use mpi or auto)");
        }},
   };
+  rules.insert(rules.end(), std::make_move_iterator(across_sections.begin()),
+               std::make_move_iterator(across_sections.end()));
+  return rules;
 }
 
 }  // namespace
@@ -693,6 +692,6 @@ std::string_view choice_name(ModelType value) { return choice_name_of("model.typ
 std::string_view choice_name(ModelPreset value) { return choice_name_of("model.preset", value); }
 std::string_view choice_name(SchedulerType value) { return choice_name_of("scheduler.type", value); }
 std::string_view choice_name(CommDataType value) { return choice_name_of("zero_optimization.communication_data_type", value); }
-std::string_view choice_name(CommBackendChoice value) { return choice_name_of("comm.backend", value); }
+std::string_view choice_name(CommBackend value) { return choice_name_of("comm.backend", value); }
 
 }  // namespace zt

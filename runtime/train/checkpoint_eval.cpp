@@ -33,7 +33,7 @@ EvalResult evaluate_checkpoint(const EvalOptions& options) {
   const Device device = resolve_device(config, launch.local_rank, launch.local_size);
   activate(device);
   CommOptions comm_options;
-  comm_options.backend = comm_backend(config);
+  static_cast<CommSettings&>(comm_options) = config.comm;
   auto comm = make_communicator(comm_options, device);
   auto model = build_model(config.model);
   reader.check_blocks_match(*model);

@@ -34,11 +34,7 @@ ZeroOptions zero_options(const Config& config) {
   o.compute_dtype = config.precision.dtype;
   o.comm_dtype = comm_dtype(config);
   o.gradient_accumulation_steps = static_cast<int>(config.train.gradient_accumulation_steps);
-  o.adamw = AdamWHyper{static_cast<float>(config.optimizer.lr), static_cast<float>(config.optimizer.betas[0]),
-                       static_cast<float>(config.optimizer.betas[1]), static_cast<float>(config.optimizer.eps),
-                       static_cast<float>(config.optimizer.weight_decay)};
-  o.decay_embeddings = !config.optimizer.no_decay_embeddings;
-  o.decay_bias_and_norm = !config.optimizer.no_decay_bias_and_norm;
+  o.adamw = config.optimizer;  // AdamW's options are the optimizer section's keys
   o.gradient_clipping = config.train.gradient_clipping;
   o.recompute_every = static_cast<int>(config.train.activation_checkpointing);
   o.loss_scaling = config.precision.dtype == DType::f16;
@@ -46,31 +42,11 @@ ZeroOptions zero_options(const Config& config) {
   return o;
 }
 
-CommBackend comm_backend(const Config& config) {
-  switch (config.comm.backend) {
-    case CommBackendChoice::auto_select: return CommBackend::auto_select;
-    case CommBackendChoice::mpi: return CommBackend::mpi;
-    case CommBackendChoice::nccl: return CommBackend::nccl;
-  }
-  return CommBackend::auto_select;
-}
-
 LrSchedule lr_schedule(const Config& config) {
   LrSchedule s;
-  switch (config.scheduler.type) {
-    case SchedulerType::constant: s.kind = LrSchedule::Kind::constant; break;
-    case SchedulerType::warmup_cosine: s.kind = LrSchedule::Kind::warmup_cosine; break;
-    case SchedulerType::warmup_linear: s.kind = LrSchedule::Kind::warmup_linear; break;
-    case SchedulerType::WarmupLR: s.kind = LrSchedule::Kind::deepspeed_warmup; break;
-    case SchedulerType::WarmupDecayLR: s.kind = LrSchedule::Kind::deepspeed_warmup_decay; break;
-    case SchedulerType::WarmupCosineLR: s.kind = LrSchedule::Kind::deepspeed_warmup_cosine; break;
-  }
+  static_cast<LrScheduleOptions&>(s) = config.scheduler;  // the section is the schedule's own options
   s.lr = config.optimizer.lr;
-  s.min_lr = config.scheduler.min_lr;
-  s.warmup_steps = config.scheduler.warmup_steps;
   s.total_steps = config.train.steps;
-  s.warmup = config.scheduler.warmup_type == WarmupType::log ? LrSchedule::Warmup::log : LrSchedule::Warmup::linear;
-  s.warmup_min_lr = config.scheduler.warmup_min_lr;
   return s;
 }
 

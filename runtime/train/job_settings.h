@@ -21,7 +21,6 @@ ZeroOptions zero_options(const Config& config);
 // The emulated device's rates (config.emulation; meaningful when it is enabled).
 models::DeviceRates emulated_rates(const EmulationConfig& emulation);
 LrSchedule lr_schedule(const Config& config);
-CommBackend comm_backend(const Config& config);
 // train.device resolved for this rank: cuda is cuda:local_rank (one GPU per rank of a node; more
 // ranks than GPUs is an error naming both counts); auto is cuda:(local_rank mod GPUs) when a GPU
 // is visible, else cpu; cuda:N is that device for every rank of the node. Throws zt::UserError

@@ -103,10 +103,7 @@ Trainer::Trainer(const Config& config, MPI_Comm job) : config_(config), schedule
   activate(device);
 
   CommOptions comm_options;
-  comm_options.backend = comm_backend(config);
-  comm_options.timeout = comm_timeout_from_seconds(config.comm.timeout_s);
-  comm_options.debug_check = config.comm.debug_check;
-  comm_options.poll_interval = std::chrono::microseconds(config.comm.poll_interval_us);
+  static_cast<CommSettings&>(comm_options) = config.comm;  // the section is the communicator's settings
   // A failure here only means timeouts cannot name the missing ranks: the watchdog warns once.
   std::filesystem::create_directories(flight_records, ignored);
   comm_options.flight_record_dir = flight_records.string();

@@ -38,7 +38,7 @@ int run(const std::string& mode, const std::string& record_dir) {
     std::filesystem::create_directories(record_dir);
     options.flight_record_dir = record_dir;
   }
-  options.timeout = std::chrono::seconds(2);
+  options.timeout_s = 2;
   options.debug_check = mode == "debug-mismatch";
   MpiCommunicator comm(MPI_COMM_WORLD, Device::cpu(), options);
   log::set_rank(comm.rank());

@@ -22,7 +22,7 @@ namespace {
 CommOptions nccl_options() {
   CommOptions options;
   options.backend = CommBackend::nccl;
-  options.timeout = std::chrono::seconds(60);
+  options.timeout_s = 60;
   return options;
 }
 

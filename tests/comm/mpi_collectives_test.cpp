@@ -15,7 +15,7 @@ namespace {
 CommOptions test_options() {
   CommOptions options;
   options.backend = CommBackend::mpi;
-  options.timeout = std::chrono::seconds(60);  // a hang ends the test binary well before CTest's limit
+  options.timeout_s = 60;  // a hang ends the test binary well before CTest's limit
   return options;
 }
 
@@ -43,7 +43,7 @@ class MpiCollectivesLongPoll : public testing::TestWithParam<Param> {};
 TEST_P(MpiCollectivesLongPoll, ExactOnEveryRankForEverySize) {
   auto [c, dtype, in_place, gpu] = GetParam();
   CommOptions options = test_options();
-  options.poll_interval = std::chrono::milliseconds(1);
+  options.poll_interval_us = 1000;
   MpiCommunicator comm(MPI_COMM_WORLD, test_device(gpu), options);
   for (std::size_t size : test_sizes()) check_collective(comm, c, dtype, in_place, size);
 }

@@ -31,8 +31,8 @@ WaitCost all_reduce_with_late_peers(std::chrono::microseconds poll_interval, std
                                     Caller caller) {
   CommOptions options;
   options.backend = CommBackend::mpi;
-  options.timeout = 60s;
-  options.poll_interval = poll_interval;
+  options.timeout_s = 60;
+  options.poll_interval_us = poll_interval.count();
   MpiCommunicator comm(MPI_COMM_WORLD, Device::cpu(), options);
   CpuStream compute(CpuStream::Mode::inline_on_caller);
   Buffer data = make_buffer(Device::cpu(), DType::f32, std::vector<float>(1024, 1.0f));
@@ -56,7 +56,7 @@ WaitCost all_reduce_with_late_peers(std::chrono::microseconds poll_interval, std
 }
 
 TEST(MpiProgress, WaitingCommThreadSleepsWhileTheCallerComputes) {
-  const WaitCost cost = all_reduce_with_late_peers(CommOptions{}.poll_interval, 1s, Caller::computes);
+  const WaitCost cost = all_reduce_with_late_peers(CommOptions{}.poll_interval(), 1s, Caller::computes);
   if (world_rank() != 0) return;
   EXPECT_GE(cost.wall_ms, 900.0) << "rank 0 should have waited for its late peers";
   // A spinning thread burns ~100 % of the wall time (less on a loaded machine, never near 0).
@@ -75,7 +75,7 @@ TEST(MpiProgress, ZeroPollIntervalSpinsAndTheMeasurementSeesIt) {
 
 TEST(MpiProgress, CommThreadTestsWithoutSleepingWhileTheCallerBlocksInWait) {
   ASSERT_EQ(threads_waiting_for_collectives(), 0);
-  const WaitCost cost = all_reduce_with_late_peers(CommOptions{}.poll_interval, 1s, Caller::blocks_in_wait);
+  const WaitCost cost = all_reduce_with_late_peers(CommOptions{}.poll_interval(), 1s, Caller::blocks_in_wait);
   EXPECT_EQ(threads_waiting_for_collectives(), 0) << "a finished wait still counts as waiting";
   if (world_rank() != 0) return;
   EXPECT_GE(cost.wall_ms, 900.0);

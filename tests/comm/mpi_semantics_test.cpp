@@ -33,7 +33,7 @@ using namespace std::chrono_literals;
 CommOptions options_with(std::chrono::milliseconds timeout = 60s, bool debug_check = false) {
   CommOptions options;
   options.backend = CommBackend::mpi;
-  options.timeout = timeout;
+  options.timeout_s = std::chrono::duration<double>(timeout).count();
   options.debug_check = debug_check;
   return options;
 }

@@ -85,7 +85,7 @@ TEST(AdamW, WeightDecayIsDecoupledFromTheGradient) {
 }
 
 TEST(LrSchedule, WarmupThenCosineToTheMinimum) {
-  LrSchedule s{LrSchedule::Kind::warmup_cosine, 1.0, 0.1, 10, 110};
+  LrSchedule s{{.type = LrSchedule::Kind::warmup_cosine, .warmup_steps = 10, .min_lr = 0.1}, 1.0, 110};
   EXPECT_DOUBLE_EQ(s.at(1), 0.1);
   EXPECT_DOUBLE_EQ(s.at(5), 0.5);
   EXPECT_DOUBLE_EQ(s.at(10), 1.0);
@@ -96,10 +96,10 @@ TEST(LrSchedule, WarmupThenCosineToTheMinimum) {
 }
 
 TEST(LrSchedule, LinearAndConstant) {
-  LrSchedule linear{LrSchedule::Kind::warmup_linear, 2.0, 0.0, 0, 100};
+  LrSchedule linear{{.type = LrSchedule::Kind::warmup_linear, .warmup_steps = 0, .min_lr = 0.0}, 2.0, 100};
   EXPECT_DOUBLE_EQ(linear.at(50), 1.0);
   EXPECT_DOUBLE_EQ(linear.at(100), 0.0);
-  LrSchedule constant{LrSchedule::Kind::constant, 3e-4, 0.0, 0, 1};
+  LrSchedule constant{{.type = LrSchedule::Kind::constant, .warmup_steps = 0, .min_lr = 0.0}, 3e-4, 1};
   EXPECT_DOUBLE_EQ(constant.at(1), 3e-4);
   EXPECT_DOUBLE_EQ(constant.at(1000000), 3e-4);
 }
@@ -107,25 +107,25 @@ TEST(LrSchedule, LinearAndConstant) {
 // DeepSpeed's schedulers as its engine steps them: step s runs at iteration s - 2 (hand-computed;
 // tests/runtime/interop/deepspeed_semantics.py holds them against DeepSpeed's own classes).
 TEST(LrSchedule, DeepSpeedWarmupStartsTwoStepsLateAndWarmsOverAtLeastTwo) {
-  LrSchedule warmup{LrSchedule::Kind::deepspeed_warmup, 1.0, 0.0, 4, 100};
+  LrSchedule warmup{{.type = LrSchedule::Kind::deepspeed_warmup, .warmup_steps = 4, .min_lr = 0.0}, 1.0, 100};
   warmup.warmup_min_lr = 0.2;
   EXPECT_DOUBLE_EQ(warmup.at(1), 0.2);  // iteration -1: the scheduler's start
   EXPECT_DOUBLE_EQ(warmup.at(2), 0.2);  // iteration 0
   EXPECT_DOUBLE_EQ(warmup.at(3), 0.2 + 0.8 * 0.25);
   EXPECT_DOUBLE_EQ(warmup.at(6), 1.0);
   EXPECT_DOUBLE_EQ(warmup.at(1000), 1.0);
-  warmup.warmup = LrSchedule::Warmup::log;  // log(i + 1) / log(4)
+  warmup.warmup_type = LrSchedule::Warmup::log;  // log(i + 1) / log(4)
   EXPECT_NEAR(warmup.at(4), 0.2 + 0.8 * std::log(3.0) / std::log(4.0), 1e-15);
   warmup.warmup_steps = 0;  // DeepSpeed warms up over at least 2 iterations
   EXPECT_NEAR(warmup.at(3), 0.2 + 0.8 * std::log(2.0) / std::log(2.0), 1e-15);
 
-  LrSchedule decay{LrSchedule::Kind::deepspeed_warmup_decay, 1.0, 0.0, 2, 12};
+  LrSchedule decay{{.type = LrSchedule::Kind::deepspeed_warmup_decay, .warmup_steps = 2, .min_lr = 0.0}, 1.0, 12};
   EXPECT_DOUBLE_EQ(decay.at(4), 1.0);       // iteration 2 = warmup: (12 - 2) / (12 - 2)
   EXPECT_DOUBLE_EQ(decay.at(9), 0.5);       // iteration 7: (12 - 7) / 10
   EXPECT_DOUBLE_EQ(decay.at(14), 0.0);      // iteration 12: the end
   EXPECT_DOUBLE_EQ(decay.at(40), 0.0);      // past it: never negative
 
-  LrSchedule cosine{LrSchedule::Kind::deepspeed_warmup_cosine, 2.0, 0.2, 2, 12};
+  LrSchedule cosine{{.type = LrSchedule::Kind::deepspeed_warmup_cosine, .warmup_steps = 2, .min_lr = 0.2}, 2.0, 12};
   EXPECT_DOUBLE_EQ(cosine.at(1), 0.0);  // WarmupCosineLR's iteration -1 is 0, not the warmup's start
   EXPECT_DOUBLE_EQ(cosine.at(2), 0.0);
   EXPECT_NEAR(cosine.at(8), 2.0 * (0.1 + 0.9 * 0.5), 1e-15);  // iteration 6: (6 - 2 + 1) / 10 of the way

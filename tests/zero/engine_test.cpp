@@ -69,7 +69,7 @@ ZeroOptions base_options(int stage, bool overlap) {
   // eps 1e-6 rather than 1e-8: AdamW turns a gradient of rounding-noise size into an update of
   // up to lr, so with a tiny eps the comparison would measure Adam's sensitivity to summation
   // order (ranks vs rows), not the engine.
-  o.adamw = AdamWHyper{1e-2f, 0.9f, 0.95f, 1e-6f, 0.1f};
+  o.adamw = AdamWOptions{.lr = 1e-2f, .betas = {0.9f, 0.95f}, .eps = 1e-6f, .weight_decay = 0.1f};
   o.gradient_clipping = 1.0;
   return o;
 }
@@ -156,7 +156,7 @@ RunResult run(const Job& job, Communicator& comm, int global_rows, MemoryTracker
 class EngineTest : public testing::Test {
  protected:
   void SetUp() override {
-    world_ = make_communicator(CommOptions{.name = "world"}, Device::cpu());
+    world_ = make_communicator(CommOptions{}, Device::cpu());
     int rank = world_->rank();
     solo_ = world_->split(rank, 0, "solo");  // a one-rank communicator: the single-process reference
   }
@@ -279,7 +279,7 @@ TEST_F(EngineTest, NoDecayEmbeddingsExemptsExactlyTheEmbeddingTensors) {
     job.options.adamw.weight_decay = 0.5f;
     MemoryTracker t1, t2;
     RunResult decayed = run(job, *world_, job.B * world_->world_size(), t1);
-    job.options.decay_embeddings = false;
+    job.options.adamw.no_decay_embeddings = true;
     RunResult exempt = run(job, *world_, job.B * world_->world_size(), t2);
     auto model = make_model(kind);
     std::size_t at = 0, embeddings = 0;

@@ -29,7 +29,7 @@ float grad_value(int rank, std::size_t block, std::size_t i) {
 
 class ReducerGathererTest : public testing::Test {
  protected:
-  void SetUp() override { world_ = make_communicator(CommOptions{.name = "world"}, Device::cpu()); }
+  void SetUp() override { world_ = make_communicator(CommOptions{}, Device::cpu()); }
   std::unique_ptr<Communicator> world_;
   CpuStream compute_{CpuStream::Mode::inline_on_caller, "compute"};
 };

@@ -31,7 +31,7 @@ struct InjectedCrash : std::runtime_error {
 class CheckpointFilesTest : public testing::Test {
  protected:
   void SetUp() override {
-    world_ = make_communicator(CommOptions{.name = "world"}, Device::cpu());
+    world_ = make_communicator(CommOptions{}, Device::cpu());
     root_ = shared_temp_dir("zt-checkpoint-files-test");
   }
   void TearDown() override {

@@ -63,7 +63,7 @@ inline ZeroOptions options_for_stage(int stage) {
   o.reduce_bucket_size = 5000;  // several buckets
   o.stage3_prefetch_bucket_size = 7000;
   o.stage3_param_persistence_threshold = 300;
-  o.adamw = AdamWHyper{1e-2f, 0.9f, 0.95f, 1e-8f, 0.1f};
+  o.adamw = AdamWOptions{.lr = 1e-2f, .betas = {0.9f, 0.95f}, .eps = 1e-8f, .weight_decay = 0.1f};
   o.gradient_clipping = 1.0;
   return o;
 }

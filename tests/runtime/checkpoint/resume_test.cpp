@@ -18,7 +18,7 @@ using namespace testing_support;
 class ResumeTest : public testing::Test {
  protected:
   void SetUp() override {
-    world_ = make_communicator(CommOptions{.name = "world"}, Device::cpu());
+    world_ = make_communicator(CommOptions{}, Device::cpu());
     ASSERT_EQ(world_->world_size(), 3) << "this test runs on 3 ranks";
     pair_ = world_->split(world_->rank() < 2 ? 0 : 1, 0, "pair");
     solo_ = world_->split(world_->rank(), 0, "solo");

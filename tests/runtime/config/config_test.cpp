@@ -106,7 +106,7 @@ TEST(ConfigDefaults, AreTheSchemaDefaultsWithTheTinyPreset) {
   EXPECT_EQ(config.logging.level, log::Level::info);
   EXPECT_EQ(config.logging.run_dir, "runs/default");
   EXPECT_FALSE(config.logging.all_ranks);
-  EXPECT_EQ(config.comm.backend, CommBackendChoice::auto_select);
+  EXPECT_EQ(config.comm.backend, CommBackend::auto_select);
   EXPECT_DOUBLE_EQ(config.comm.timeout_s, 300.0);
   EXPECT_FALSE(config.comm.debug_check);
 }
@@ -186,7 +186,7 @@ comm:
   EXPECT_EQ(config.zero_optimization.communication_data_type, CommDataType::compute);
   EXPECT_EQ(config.checkpoint.resume, "runs/x/checkpoints/step_000100");
   EXPECT_EQ(config.logging.level, log::Level::debug);
-  EXPECT_EQ(config.comm.backend, CommBackendChoice::nccl);
+  EXPECT_EQ(config.comm.backend, CommBackend::nccl);
   EXPECT_DOUBLE_EQ(config.comm.timeout_s, 12.5);
 }
 
@@ -271,9 +271,23 @@ TEST(ConfigPreset, LlamaPresetsSetTheTypeAndTheWholeShape) {
   EXPECT_EQ(parse_config(config_to_yaml(llama), "resolved.yaml"), llama);
 }
 
+// The rows of a micro batch are bounded by what the family's kernels index: GPT-2's use `int`.
+TEST(ConfigPreset, AMicroBatchBeyondTheFamilysRowIndexIsRefused) {
+  const std::string shape = "model:\n  block_size: 2048\n  preset: ";
+  EXPECT_EQ(parse_error("train:\n  train_micro_batch_size_per_gpu: 1048576\n" + shape + "gpt2-124m\n"),
+            "test.yaml:2:3: train.train_micro_batch_size_per_gpu = 1048576 x sequence length 2048 = 2147483648 rows "
+            "per micro-batch; at most 2147483647 are supported");
+  EXPECT_EQ(parse("train:\n  train_micro_batch_size_per_gpu: 1048575\n" + shape + "gpt2-124m\n")
+                .train.train_micro_batch_size_per_gpu,
+            1048575);
+  EXPECT_EQ(parse("train:\n  train_micro_batch_size_per_gpu: 1048576\n" + shape + "llama-tiny\n")
+                .train.train_micro_batch_size_per_gpu,
+            1048576);
+}
+
 TEST(ConfigPreset, LlamaShapeMistakesNameTheKey) {
   EXPECT_EQ(parse_error("model:\n  type: gpt2\n  preset: smollm-135m\n"),
-            "test.yaml:2:3: model.preset = smollm-135m is a Llama shape but model.type = gpt2 (leave type out or set "
+            "test.yaml:2:3: model.preset = smollm-135m is a llama shape but model.type = gpt2 (leave type out or set "
             "llama)");
   EXPECT_EQ(parse_error("model:\n  preset: llama-tiny\n  n_kv_head: 3\n"),
             "test.yaml:3:3: model.n_kv_head = 3 does not divide model.n_head = 4 (each key/value head serves an "
@@ -289,7 +303,7 @@ TEST(ConfigPreset, NoneKeepsTheTableDefaults) {
   EXPECT_EQ(config.model.n_embd, 96);
   EXPECT_EQ(choice_name(config.model.preset), "none");
   EXPECT_EQ(choice_name(ModelPreset::gpt2_124m), "gpt2-124m");
-  EXPECT_EQ(choice_name(CommBackendChoice::auto_select), "auto");
+  EXPECT_EQ(choice_name(CommBackend::auto_select), "auto");
 }
 
 // ---- Unknown keys ----
@@ -604,7 +618,7 @@ TEST(ConfigConsistency, OtherRules) {
                                      "scheduler.type warmup_cosine"});
   expect_contains(parse_error("scheduler:\n  type: WarmupLR\n  warmup_min_lr: 0.01\n"),
                   {"test.yaml:3:3:", "scheduler.warmup_min_lr = 0.01 is larger than optimizer.lr = 0.0003"});
-  EXPECT_EQ(parse("scheduler:\n  type: WarmupDecayLR\n  warmup_type: log\n").scheduler.warmup_type, WarmupType::log);
+  EXPECT_EQ(parse("scheduler:\n  type: WarmupDecayLR\n  warmup_type: log\n").scheduler.warmup_type, LrScheduleOptions::Warmup::log);
   expect_contains(parse_error("train:\n  eval_interval: 10\ndata:\n  val_files: \"\"\n"),
                   {"test.yaml:2:3:", "train.eval_interval = 10 asks for evaluation but data.val_files is empty"});
   expect_contains(parse_error("comm:\n  backend: nccl\ntrain:\n  device: cpu\n"),
