@@ -13,6 +13,8 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include "models/model.h"
@@ -34,6 +36,16 @@ struct ModelRule {
   std::function<std::optional<std::string>(const ModelConfig& config)> check;
 };
 
+// A named shape (model.preset): the `model:` keys it sets and their values, in the order the docs
+// list them. The config fills in those of them that it does not give itself.
+struct FamilyPreset {
+  using Value = std::variant<std::int64_t, double, std::string>;
+  ModelPreset preset = ModelPreset::none;
+  std::string name;  // as model.preset spells it
+  std::string description;
+  std::vector<std::pair<std::string, Value>> values;
+};
+
 class ModelFamily {
  public:
   virtual ~ModelFamily() = default;
@@ -42,6 +54,7 @@ class ModelFamily {
   virtual std::string_view name() const = 0;
   virtual ModelType type() const = 0;
   virtual std::vector<ModelRule> rules() const { return {}; }
+  virtual std::vector<FamilyPreset> presets() const { return {}; }
   // The most rows (micro batch x positions) one micro batch may have: what the family's kernels
   // can index.
   virtual std::int64_t max_rows_per_micro_batch() const { return std::numeric_limits<std::int64_t>::max(); }

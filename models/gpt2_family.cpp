@@ -19,11 +19,32 @@ GPT2Config gpt2_config(const ModelConfig& config) {
   return gpt2;
 }
 
+// The keys a GPT-2 preset sets (model.type stays as given: gpt2 is its default).
+FamilyPreset gpt2_preset(ModelPreset preset, std::string name, std::string description, const GPT2Config& c) {
+  return {preset,
+          std::move(name),
+          std::move(description),
+          {{"model.n_layer", std::int64_t{c.n_layer}},
+           {"model.n_head", std::int64_t{c.n_head}},
+           {"model.n_embd", std::int64_t{c.n_embd}},
+           {"model.vocab_size", std::int64_t{c.vocab_size}},
+           {"model.block_size", std::int64_t{c.block_size}}}};
+}
+
+std::vector<FamilyPreset> gpt2_presets() {
+  GPT2Config tiny;  // byte-level, wider and longer than the C++ API's test preset of the same name
+  tiny.n_layer = 2, tiny.n_head = 4, tiny.n_embd = 64, tiny.vocab_size = 256, tiny.block_size = 64;
+  return {gpt2_preset(ModelPreset::tiny, "tiny", "byte-level toy model that trains in seconds on a CPU", tiny),
+          gpt2_preset(ModelPreset::gpt2_124m, "gpt2-124m", "GPT-2 small", GPT2Config::preset("gpt2-124m")),
+          gpt2_preset(ModelPreset::gpt2_350m, "gpt2-350m", "GPT-2 medium", GPT2Config::preset("gpt2-350m"))};
+}
+
 class GPT2Family final : public ModelFamily {
  public:
   std::string_view name() const override { return "gpt2"; }
   ModelType type() const override { return ModelType::gpt2; }
   std::vector<ModelRule> rules() const override { return {heads_divide_width_rule()}; }
+  std::vector<FamilyPreset> presets() const override { return gpt2_presets(); }
   // Its kernels index rows with `int`.
   std::int64_t max_rows_per_micro_batch() const override { return std::numeric_limits<int>::max(); }
   bool reads_tokens() const override { return true; }

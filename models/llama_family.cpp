@@ -60,11 +60,37 @@ std::vector<ModelRule> llama_rules() {
   };
 }
 
+// The published configs' shapes (LlamaConfig::preset) as the keys a config's preset sets.
+FamilyPreset llama_preset(ModelPreset preset, std::string name, std::string description) {
+  const LlamaConfig c = LlamaConfig::preset(name);
+  return {preset,
+          std::move(name),
+          std::move(description),
+          {{"model.type", std::string("llama")},
+           {"model.n_layer", std::int64_t{c.n_layer}},
+           {"model.n_head", std::int64_t{c.n_head}},
+           {"model.n_kv_head", std::int64_t{c.n_kv_head}},
+           {"model.n_embd", std::int64_t{c.n_embd}},
+           {"model.intermediate_size", std::int64_t{c.intermediate_size}},
+           {"model.vocab_size", std::int64_t{c.vocab_size}},
+           {"model.block_size", std::int64_t{c.block_size}},
+           {"model.rope_theta", c.rope_theta},
+           {"model.rope_scaling_factor", static_cast<double>(c.rope_scaling.factor)}}};
+}
+
 class LlamaFamily final : public ModelFamily {
  public:
   std::string_view name() const override { return "llama"; }
   ModelType type() const override { return ModelType::llama; }
   std::vector<ModelRule> rules() const override { return llama_rules(); }
+  std::vector<FamilyPreset> presets() const override {
+    return {llama_preset(ModelPreset::llama_tiny, "llama-tiny",
+                         "byte-level Llama that trains in minutes on a CPU (0.8M parameters)"),
+            llama_preset(ModelPreset::smollm_135m, "smollm-135m",
+                         "HuggingFaceTB/SmolLM-135M: 134,515,008 parameters, tied embeddings"),
+            llama_preset(ModelPreset::llama_3_2_1b, "llama-3.2-1b",
+                         "meta-llama/Llama-3.2-1B: 1,235,814,400 parameters, tied embeddings, Llama 3 RoPE scaling")};
+  }
   bool reads_tokens() const override { return true; }
   std::unique_ptr<Model> build(const ModelConfig& config) const override {
     return std::make_unique<Llama>(llama_config(config));

@@ -190,14 +190,10 @@ std::vector<ConfigKey> make_keys() {
              "`gpt2`: GPT-2 style decoder-only transformer; `llama`: Llama style decoder (RMSNorm, rotary "
              "positions, grouped-query attention, SwiGLU; also SmolLM, and Qwen3 with `qk_norm`); `mlp`: "
              "`mlp_layers` dense layers of width `mlp_hidden` (a small model for testing the runtime)."));
-  add(choice("model.preset", field(&Config::model, &ModelConfig::preset), ModelPreset::tiny,
-             {{"none", ModelPreset::none},
-              {"tiny", ModelPreset::tiny},
-              {"gpt2-124m", ModelPreset::gpt2_124m},
-              {"gpt2-350m", ModelPreset::gpt2_350m},
-              {"llama-tiny", ModelPreset::llama_tiny},
-              {"smollm-135m", ModelPreset::smollm_135m},
-              {"llama-3.2-1b", ModelPreset::llama_3_2_1b}},
+  std::vector<std::pair<std::string, ModelPreset>> preset_names{{"none", ModelPreset::none}};
+  for (const models::ModelFamily* family : models::model_families())
+    for (const models::FamilyPreset& preset : family->presets()) preset_names.emplace_back(preset.name, preset.preset);
+  add(choice("model.preset", field(&Config::model, &ModelConfig::preset), ModelPreset::tiny, preset_names,
              "Named shape that sets the model's keys (type, n_layer, n_head, n_embd, ...), except those given "
              "explicitly (see Model presets); `none`: the defaults below."));
   add(integer("model.n_layer", field(&Config::model, &ModelConfig::n_layer), 2, between(1, 1024),
@@ -468,7 +464,6 @@ std::vector<ConfigKey> make_keys() {
              "line and goes on training, and at the end names how many records were lost; `fail` ends the job "
              "(exit status 1) naming the file and the error."));
 
-  // comm
   // comm: the keys are fields of the communicator's own settings (CommSettings); the struct's
   // initialisers are the defaults.
   const CommConfig comm;
@@ -502,42 +497,18 @@ std::vector<ConfigKey> make_keys() {
   return keys;
 }
 
+// The families' presets (models/family.h), in registry order.
 std::vector<ModelPresetShape> make_presets() {
-  using Values = std::vector<std::pair<std::string, ConfigValue>>;
-  auto shape = [](std::int64_t n_layer, std::int64_t n_head, std::int64_t n_embd, std::int64_t vocab_size,
-                  std::int64_t block_size) {
-    return Values{{"model.n_layer", n_layer},
-                  {"model.n_head", n_head},
-                  {"model.n_embd", n_embd},
-                  {"model.vocab_size", vocab_size},
-                  {"model.block_size", block_size}};
-  };
-  // The shapes of the published configs (models/llama.h has the same presets for the C++ API).
-  auto llama = [](std::int64_t n_layer, std::int64_t n_head, std::int64_t n_kv_head, std::int64_t n_embd,
-                  std::int64_t intermediate_size, std::int64_t vocab_size, std::int64_t block_size, double rope_theta,
-                  double rope_scaling_factor) {
-    return Values{{"model.type", std::string("llama")},
-                  {"model.n_layer", n_layer},
-                  {"model.n_head", n_head},
-                  {"model.n_kv_head", n_kv_head},
-                  {"model.n_embd", n_embd},
-                  {"model.intermediate_size", intermediate_size},
-                  {"model.vocab_size", vocab_size},
-                  {"model.block_size", block_size},
-                  {"model.rope_theta", rope_theta},
-                  {"model.rope_scaling_factor", rope_scaling_factor}};
-  };
-  return {
-      {"tiny", "byte-level toy model that trains in seconds on a CPU", shape(2, 4, 64, 256, 64)},
-      {"gpt2-124m", "GPT-2 small", shape(12, 12, 768, 50257, 1024)},
-      {"gpt2-350m", "GPT-2 medium", shape(24, 16, 1024, 50257, 1024)},
-      {"llama-tiny", "byte-level Llama that trains in minutes on a CPU (0.8M parameters)",
-       llama(4, 4, 2, 128, 352, 256, 128, 10000.0, 0.0)},
-      {"smollm-135m", "HuggingFaceTB/SmolLM-135M: 134,515,008 parameters, tied embeddings",
-       llama(30, 9, 3, 576, 1536, 49152, 2048, 10000.0, 0.0)},
-      {"llama-3.2-1b", "meta-llama/Llama-3.2-1B: 1,235,814,400 parameters, tied embeddings, Llama 3 RoPE scaling",
-       llama(16, 32, 8, 2048, 8192, 128256, 131072, 500000.0, 32.0)},
-  };
+  std::vector<ModelPresetShape> presets;
+  for (const models::ModelFamily* family : models::model_families()) {
+    for (const models::FamilyPreset& preset : family->presets()) {
+      ModelPresetShape shape{preset.name, preset.description, {}};
+      for (const auto& [path, value] : preset.values)
+        shape.values.emplace_back(path, std::visit([](const auto& v) { return ConfigValue(v); }, value));
+      presets.push_back(std::move(shape));
+    }
+  }
+  return presets;
 }
 
 // Each family's checks of its model keys, run when model.type is that family.
