@@ -72,7 +72,7 @@ Activations::Plan Activations::make_plan(const Model& model, int B, int T, Devic
     if (!loss) max_stream = std::max(max_stream, b.output_numel(B, T));
     std::vector<Slot> saved;
     if (!recomputed[i] && !(sharing && loss))
-      for (const ActivationSlot& s : b.saved_slots(B, T, device))
+      for (const ActivationSlot& s : b.saved_slots(B, T, device, dtype))
         saved.push_back(p.take(s.numel, s.f32 ? DType::f32 : dtype));
     p.saved.push_back(std::move(saved));
   }
@@ -85,7 +85,7 @@ Activations::Plan Activations::make_plan(const Model& model, int B, int T, Devic
   for (std::size_t i = 0; i < model.num_blocks(); ++i) {
     if (!recomputed[i] && !(sharing && model.block(i).is_loss_block())) continue;
     p.bytes = base;
-    for (const ActivationSlot& s : model.block(i).saved_slots(B, T, device))
+    for (const ActivationSlot& s : model.block(i).saved_slots(B, T, device, dtype))
       p.saved[i].push_back(p.take(s.numel, s.f32 ? DType::f32 : dtype));
     top = std::max(top, p.bytes);
   }
@@ -95,7 +95,7 @@ Activations::Plan Activations::make_plan(const Model& model, int B, int T, Devic
   for (std::size_t i = 0; i < model.num_blocks(); ++i) {
     p.bytes = base;
     std::vector<Slot> scratch;
-    for (const ActivationSlot& s : model.block(i).scratch_slots(B, T, device))
+    for (const ActivationSlot& s : model.block(i).scratch_slots(B, T, device, dtype))
       scratch.push_back(p.take(s.numel, s.f32 ? DType::f32 : dtype));
     p.scratch.push_back(std::move(scratch));
     top = std::max(top, p.bytes);

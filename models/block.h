@@ -73,8 +73,11 @@ class Block {
 
   // Elements of the output for a micro batch (B, T); the loss block's output is f32 (B*T).
   virtual std::size_t output_numel(int B, int T) const = 0;
-  virtual std::vector<ActivationSlot> saved_slots(int B, int T, Device device) const = 0;
-  virtual std::vector<ActivationSlot> scratch_slots(int B, int T, Device device) const = 0;
+  // The tensors a micro batch (B, T) keeps, for a context of device and compute dtype: a slot's
+  // size may depend on the kernels they take (the GPU's flash attention keeps row statistics, not
+  // the probabilities).
+  virtual std::vector<ActivationSlot> saved_slots(int B, int T, Device device, DType dtype) const = 0;
+  virtual std::vector<ActivationSlot> scratch_slots(int B, int T, Device device, DType dtype) const = 0;
 
   virtual void forward(ComputeContext& ctx, const BlockParams& p, const BlockIO& io) = 0;
   virtual void backward(ComputeContext& ctx, const BlockParams& p, const BlockGrads& g, const BlockIO& io) = 0;

@@ -10,7 +10,7 @@ namespace zt::models {
 double block_bytes(const Block& block, int B, int T, DType dtype) {
   const double element = static_cast<double>(dtype_size(dtype));
   double activations = static_cast<double>(block.output_numel(B, T)) * element;
-  for (const ActivationSlot& slot : block.saved_slots(B, T, Device::cpu()))
+  for (const ActivationSlot& slot : block.saved_slots(B, T, Device::cpu(), dtype))
     activations += static_cast<double>(slot.numel) * (slot.f32 ? 4.0 : element);
   return 3.0 * static_cast<double>(block.param_count()) * element + 3.0 * activations;
 }

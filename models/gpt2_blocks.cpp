@@ -73,21 +73,22 @@ GPT2TransformerBlock::GPT2TransformerBlock(const GPT2Config& c, int index) : c_(
 
 std::size_t GPT2TransformerBlock::output_numel(int B, int T) const { return sz(B * T, c_.n_embd); }
 
-std::vector<ActivationSlot> GPT2TransformerBlock::saved_slots(int B, int T, Device) const {
+std::vector<ActivationSlot> GPT2TransformerBlock::saved_slots(int B, int T, Device device, DType dtype) const {
   std::size_t BT = sz(B, T), C = c_.n_embd;
+  const std::size_t att = ops::attention_saved_numel(device, dtype, B, T, c_.n_embd, c_.n_head);
   return {{"ln1", BT * C, false},  {"ln1_mean", BT, true},       {"ln1_rstd", BT, true},
-          {"qkv", BT * 3 * C, false}, {"att", sz(B * c_.n_head, T) * T, false}, {"atty", BT * C, false},
+          {"qkv", BT * 3 * C, false}, {"att", att, false}, {"atty", BT * C, false},
           {"mid", BT * C, false},  {"ln2", BT * C, false},       {"ln2_mean", BT, true},
           {"ln2_rstd", BT, true},  {"fc", BT * 4 * C, false},    {"gelu", BT * 4 * C, false}};
 }
 
-std::vector<ActivationSlot> GPT2TransformerBlock::scratch_slots(int B, int T, Device device) const {
+std::vector<ActivationSlot> GPT2TransformerBlock::scratch_slots(int B, int T, Device device, DType dtype) const {
   std::size_t BT = sz(B, T), C = c_.n_embd;
   return {{"d_ln", BT * C, false},
           {"d_qkv", BT * 3 * C, false},
           {"d_atty", BT * C, false},
           {"d_fc", BT * 4 * C, false},
-          {"attn", ops::attention_scratch_numel(device, B, T, c_.n_embd, c_.n_head), false}};
+          {"attn", ops::attention_scratch_numel(device, dtype, B, T, c_.n_embd, c_.n_head), false}};
 }
 
 void GPT2TransformerBlock::forward(ComputeContext& ctx, const BlockParams& p, const BlockIO& io) {
@@ -152,7 +153,7 @@ GPT2HeadBlock::GPT2HeadBlock(const GPT2Config& c, const ParamLayout& embedding_l
 
 std::size_t GPT2HeadBlock::output_numel(int B, int T) const { return sz(B, T); }
 
-std::vector<ActivationSlot> GPT2HeadBlock::saved_slots(int B, int T, Device) const {
+std::vector<ActivationSlot> GPT2HeadBlock::saved_slots(int B, int T, Device, DType) const {
   std::size_t BT = sz(B, T);
   return {{"ln_f", BT * c_.n_embd, false},
           {"ln_f_mean", BT, true},
@@ -160,7 +161,7 @@ std::vector<ActivationSlot> GPT2HeadBlock::saved_slots(int B, int T, Device) con
           {"logits", BT * c_.padded_vocab_size, false}};
 }
 
-std::vector<ActivationSlot> GPT2HeadBlock::scratch_slots(int B, int T, Device) const {
+std::vector<ActivationSlot> GPT2HeadBlock::scratch_slots(int B, int T, Device, DType) const {
   return {{"d_ln_f", sz(B * T, c_.n_embd), false}};
 }
 

@@ -88,7 +88,7 @@ LlamaDecoderBlock::LlamaDecoderBlock(const LlamaConfig& c, int index)
 
 std::size_t LlamaDecoderBlock::output_numel(int B, int T) const { return sz(B * T, c_.n_embd); }
 
-std::vector<ActivationSlot> LlamaDecoderBlock::saved_slots(int B, int T, Device) const {
+std::vector<ActivationSlot> LlamaDecoderBlock::saved_slots(int B, int T, Device, DType) const {
   const std::size_t N = sz(B, T), C = c_.n_embd, hs = c_.head_size(), I = c_.intermediate_size;
   const std::size_t W = (c_.n_head + 2 * c_.n_kv_head) * hs, A = c_.n_head * hs;
   const std::size_t qk = c_.qk_norm ? 1 : 0;  // the QK-norm slots are empty without it
@@ -106,7 +106,7 @@ std::vector<ActivationSlot> LlamaDecoderBlock::saved_slots(int B, int T, Device)
           {"h", N * I, false}};
 }
 
-std::vector<ActivationSlot> LlamaDecoderBlock::scratch_slots(int B, int T, Device device) const {
+std::vector<ActivationSlot> LlamaDecoderBlock::scratch_slots(int B, int T, Device device, DType) const {
   const std::size_t N = sz(B, T), C = c_.n_embd, hs = c_.head_size(), I = c_.intermediate_size;
   const std::size_t W = (c_.n_head + 2 * c_.n_kv_head) * hs, A = c_.n_head * hs;
   return {{"d_ln", N * C, false},
@@ -209,12 +209,12 @@ std::optional<std::size_t> LlamaHeadBlock::tied_block() const {
 
 std::size_t LlamaHeadBlock::output_numel(int B, int T) const { return sz(B, T); }
 
-std::vector<ActivationSlot> LlamaHeadBlock::saved_slots(int B, int T, Device) const {
+std::vector<ActivationSlot> LlamaHeadBlock::saved_slots(int B, int T, Device, DType) const {
   const std::size_t N = sz(B, T);
   return {{"norm", N * c_.n_embd, false}, {"norm_rstd", N, true}, {"logits", N * c_.vocab_size, false}};
 }
 
-std::vector<ActivationSlot> LlamaHeadBlock::scratch_slots(int B, int T, Device) const {
+std::vector<ActivationSlot> LlamaHeadBlock::scratch_slots(int B, int T, Device, DType) const {
   return {{"d_norm", sz(B * T, c_.n_embd), false}};
 }
 

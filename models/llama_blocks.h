@@ -16,8 +16,8 @@ class LlamaEmbeddingBlock final : public Block {
   const ParamLayout& layout() const override { return layout_; }
   bool backward_reads_params() const override { return false; }
   std::size_t output_numel(int B, int T) const override;
-  std::vector<ActivationSlot> saved_slots(int, int, Device) const override { return {}; }
-  std::vector<ActivationSlot> scratch_slots(int, int, Device) const override { return {}; }
+  std::vector<ActivationSlot> saved_slots(int, int, Device, DType) const override { return {}; }
+  std::vector<ActivationSlot> scratch_slots(int, int, Device, DType) const override { return {}; }
   void forward(ComputeContext& ctx, const BlockParams& p, const BlockIO& io) override;
   void backward(ComputeContext& ctx, const BlockParams& p, const BlockGrads& g, const BlockIO& io) override;
   double flops(int, int) const override { return 0.0; }  // a lookup, no products
@@ -34,8 +34,8 @@ class LlamaDecoderBlock final : public Block {
   std::string name() const override { return "layers." + std::to_string(index_); }
   const ParamLayout& layout() const override { return layout_; }
   std::size_t output_numel(int B, int T) const override;
-  std::vector<ActivationSlot> saved_slots(int B, int T, Device device) const override;
-  std::vector<ActivationSlot> scratch_slots(int B, int T, Device device) const override;
+  std::vector<ActivationSlot> saved_slots(int B, int T, Device device, DType dtype) const override;
+  std::vector<ActivationSlot> scratch_slots(int B, int T, Device device, DType dtype) const override;
   void forward(ComputeContext& ctx, const BlockParams& p, const BlockIO& io) override;
   void backward(ComputeContext& ctx, const BlockParams& p, const BlockGrads& g, const BlockIO& io) override;
   double flops(int B, int T) const override;
@@ -57,8 +57,8 @@ class LlamaHeadBlock final : public Block {
   std::optional<std::size_t> tied_block() const override;
   bool is_loss_block() const override { return true; }
   std::size_t output_numel(int B, int T) const override;
-  std::vector<ActivationSlot> saved_slots(int B, int T, Device device) const override;
-  std::vector<ActivationSlot> scratch_slots(int B, int T, Device device) const override;
+  std::vector<ActivationSlot> saved_slots(int B, int T, Device device, DType dtype) const override;
+  std::vector<ActivationSlot> scratch_slots(int B, int T, Device device, DType dtype) const override;
   void forward(ComputeContext& ctx, const BlockParams& p, const BlockIO& io) override;
   void backward(ComputeContext& ctx, const BlockParams& p, const BlockGrads& g, const BlockIO& io) override;
   double flops(int B, int T) const override;

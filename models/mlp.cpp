@@ -25,10 +25,10 @@ class MLPHiddenBlock final : public Block {
   std::string name() const override { return "fc" + std::to_string(index_); }
   const ParamLayout& layout() const override { return layout_; }
   std::size_t output_numel(int B, int T) const override { return sz(B * T, out_); }
-  std::vector<ActivationSlot> saved_slots(int B, int T, Device) const override {
+  std::vector<ActivationSlot> saved_slots(int B, int T, Device, DType) const override {
     return {{"pre", sz(B * T, out_), false}};
   }
-  std::vector<ActivationSlot> scratch_slots(int B, int T, Device) const override {
+  std::vector<ActivationSlot> scratch_slots(int B, int T, Device, DType) const override {
     return {{"d_pre", sz(B * T, out_), false}};
   }
   void forward(ComputeContext& ctx, const BlockParams& p, const BlockIO& io) override {
@@ -60,10 +60,10 @@ class MLPOutputBlock final : public Block {
   const ParamLayout& layout() const override { return layout_; }
   bool is_loss_block() const override { return true; }
   std::size_t output_numel(int B, int T) const override { return sz(B, T); }
-  std::vector<ActivationSlot> saved_slots(int B, int T, Device) const override {
+  std::vector<ActivationSlot> saved_slots(int B, int T, Device, DType) const override {
     return {{"logits", sz(B * T, classes_), false}};
   }
-  std::vector<ActivationSlot> scratch_slots(int, int, Device) const override { return {}; }
+  std::vector<ActivationSlot> scratch_slots(int, int, Device, DType) const override { return {}; }
   void forward(ComputeContext& ctx, const BlockParams& p, const BlockIO& io) override {
     int N = io.B * io.T;
     ops::linear_forward(ctx, io.saved[0], io.input, layout_.view(p.params, 0), layout_.view(p.params, 1), N, in_,

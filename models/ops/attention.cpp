@@ -4,9 +4,11 @@
 
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 
 #include "models/cpu/fast_math.h"
+#include "models/cuda/flash_attention_rules.h"
 #include "models/cpu/fp32_views.h"
 #include "models/ops/checks.h"
 
@@ -205,8 +207,31 @@ using detail::check;
 using detail::check_act;
 using detail::sz;
 
-std::size_t attention_scratch_numel(Device device, int B, int T, int C, int NH) {
+bool attention_takes_flash(Device device, DType dtype, int B, int T, int C, int NH) {
+  // The statistics need a float per (b, h, t) and the kernels' grid tiles T by 64-row tiles.
+  if (!device.is_cuda() || B < 1 || T < 2 || NH < 1 || C % NH != 0 || C % 8 != 0) return false;
+  return cuda::flash_attention_supported(dtype, C / NH, 8) &&
+         static_cast<std::int64_t>(T) <= static_cast<std::int64_t>(cuda::kMaxGridY) * cuda::kFlashTile;
+}
+
+namespace {
+// Elements of dtype that hold `floats` floats.
+std::size_t elements_for_floats(std::int64_t floats, DType dtype) {
+  return static_cast<std::size_t>((floats * 4 + static_cast<std::int64_t>(dtype_size(dtype)) - 1) /
+                                  static_cast<std::int64_t>(dtype_size(dtype)));
+}
+}  // namespace
+
+std::size_t attention_saved_numel(Device device, DType dtype, int B, int T, int C, int NH) {
+  if (attention_takes_flash(device, dtype, B, T, C, NH))
+    return elements_for_floats(cuda::flash_attention_stats_floats(B, NH, T), dtype);
+  return sz(B * NH, T) * T;
+}
+
+std::size_t attention_scratch_numel(Device device, DType dtype, int B, int T, int C, int NH) {
   if (device.is_cpu()) return sz(T, T);
+  if (attention_takes_flash(device, dtype, B, T, C, NH))
+    return elements_for_floats(cuda::flash_attention_scratch_floats(B, NH, T), dtype);
   // q, k, v and dq, dk, dv (B, NH, T, hs) each, y/dy (B, NH, T, hs), datt (B, NH, T, T)
   return 7 * sz(B * T, C) + sz(B * NH, T) * T;
 }
@@ -214,9 +239,9 @@ std::size_t attention_scratch_numel(Device device, int B, int T, int C, int NH) 
 void attention_forward(ComputeContext& ctx, BufferView out, BufferView att, BufferView qkv, BufferView scratch, int B,
                        int T, int C, int NH) {
   check_act(ctx, out, sz(B * T, C), "attention out");
-  check_act(ctx, att, sz(B * NH, T) * T, "attention att");
+  check_act(ctx, att, attention_saved_numel(ctx.device(), ctx.dtype(), B, T, C, NH), "attention att");
   check_act(ctx, qkv, sz(B * T, 3 * C), "attention qkv");
-  check_act(ctx, scratch, attention_scratch_numel(ctx.device(), B, T, C, NH), "attention scratch");
+  check_act(ctx, scratch, attention_scratch_numel(ctx.device(), ctx.dtype(), B, T, C, NH), "attention scratch");
   if (ctx.device().is_cuda()) return on_cuda::attention_forward(ctx, out, att, qkv, scratch, B, T, C, NH);
   cpu::Fp32Views w;
   cpu::attention_forward(w.out(out), w.out(att), w.in(qkv), B, T, C, NH);
@@ -228,9 +253,9 @@ void attention_backward(ComputeContext& ctx, BufferView dqkv, BufferView dout, B
   check_act(ctx, dqkv, sz(B * T, 3 * C), "attention dqkv");
   check_act(ctx, dout, sz(B * T, C), "attention dout");
   check_act(ctx, out, sz(B * T, C), "attention out");
-  check_act(ctx, att, sz(B * NH, T) * T, "attention att");
+  check_act(ctx, att, attention_saved_numel(ctx.device(), ctx.dtype(), B, T, C, NH), "attention att");
   check_act(ctx, qkv, sz(B * T, 3 * C), "attention qkv");
-  check_act(ctx, scratch, attention_scratch_numel(ctx.device(), B, T, C, NH), "attention scratch");
+  check_act(ctx, scratch, attention_scratch_numel(ctx.device(), ctx.dtype(), B, T, C, NH), "attention scratch");
   if (ctx.device().is_cuda()) return on_cuda::attention_backward(ctx, dqkv, dout, qkv, out, att, scratch, B, T, C, NH);
   cpu::Fp32Views w;
   cpu::attention_backward(w.out(dqkv), w.out(scratch), w.in(dout), w.in(qkv), w.in(att), B, T, C, NH);

@@ -21,13 +21,19 @@ std::size_t count(int a, int b) { return static_cast<std::size_t>(a) * static_ca
 bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
 // Whether forward takes the flash kernels; backward asks the same question of forward's buffers,
-// so both passes always take the same path (att means different things on the two). The
-// statistics need a float per (b, h, t) and att gives T elements of 2 bytes: T >= 2.
-bool use_flash(DType dt, int B, int T, int C, int NH, BufferView out, BufferView att, BufferView qkv) {
-  if (B < 1 || T < 2 || NH < 1 || C % NH != 0) return false;
-  const bool aligned = C % 8 == 0 && aligned16(out.data) && aligned16(att.data) && aligned16(qkv.data);
-  return cuda::flash_attention_supported(dt, C / NH, aligned ? 8 : 1) &&
-         static_cast<std::int64_t>(T) <= static_cast<std::int64_t>(cuda::kMaxGridY) * cuda::kFlashTile;
+// so both passes always take the same path (att means different things on the two). A shape that
+// takes them (attention_takes_flash) on views that are not 16-byte aligned takes the materialised
+// path, which needs the full att and scratch: the activations, sized for the flash path, are
+// always aligned, and views sized for it alone are refused rather than overrun.
+bool use_flash(DType dt, int B, int T, int C, int NH, BufferView out, BufferView att, BufferView qkv,
+               BufferView scratch) {
+  const Device device = out.device;
+  if (!attention_takes_flash(device, dt, B, T, C, NH)) return false;
+  if (aligned16(out.data) && aligned16(att.data) && aligned16(qkv.data)) return true;
+  if (att.numel < count(B * NH, T) * T || scratch.numel < 7 * count(B * T, C) + count(B * NH, T) * T)
+    throw std::invalid_argument("attention: views that are not 16-byte aligned take the materialised path, and att "
+                                "or scratch is sized for the flash path only");
+  return false;
 }
 
 // (b, h, t, d) inside rows of `width` elements per token, head h at column offset + h*hs.
@@ -49,7 +55,7 @@ void attention_forward(ComputeContext& ctx, BufferView out, BufferView att, Buff
   CudaComputeContext& c = as_cuda(ctx);
   const DType dt = c.dtype();
   const std::size_t n = count(B * T, C), es = dtype_size(dt);
-  if (use_flash(dt, B, T, C, NH, out, att, qkv)) {
+  if (use_flash(dt, B, T, C, NH, out, att, qkv, scratch)) {
     auto* rows = static_cast<char*>(qkv.data);
     cuda::flash_attention_forward(flash_shape(B, T, C, NH), rows, rows + C * es, rows + 2 * C * es, out.data,
                                   static_cast<float*>(att.data), dt, c.handle());
@@ -68,7 +74,7 @@ void attention_backward(ComputeContext& ctx, BufferView dqkv, BufferView dout, B
   const DType dt = c.dtype();
   const std::size_t n = count(B * T, C), es = dtype_size(dt);
   auto* base = static_cast<char*>(scratch.data);
-  if (use_flash(dt, B, T, C, NH, out, att, qkv)) {
+  if (use_flash(dt, B, T, C, NH, out, att, qkv, scratch)) {
     // Forward took the flash path: att holds statistics, so backward must take it too.
     for (const void* p : {dqkv.data, dout.data, scratch.data})
       if (!aligned16(p))

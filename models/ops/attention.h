@@ -28,12 +28,16 @@ void attention_backward(float* dqkv, float* scratch, const float* dout, const fl
 
 namespace zt::models::ops {
 
-// On a context's views. scratch: attention_scratch_numel() elements of the compute dtype (the CPU
-// backward's T x T tile; on the GPU the heads of q, k, v, their gradients and the score gradients).
-// Backward also reads forward's output: the GPU's flash path (16-bit, hs 64) needs rowsum(dout *
-// out), and there att holds per-row softmax statistics (fp32, in its first B*NH*T*4 bytes) rather
-// than the probabilities.
-std::size_t attention_scratch_numel(Device device, int B, int T, int C, int NH);
+// On a context's views of its compute dtype. Where a CUDA context takes the flash kernels
+// (attention_takes_flash: 16-bit, hs 64, views 16-byte aligned as activations always are), att
+// holds per-row softmax statistics (one float per (b, h, t)) rather than the (B, NH, T, T)
+// probabilities, and backward also reads forward's output (for rowsum(dout * out)).
+// att: attention_saved_numel() elements. scratch: attention_scratch_numel() elements (the CPU
+// backward's T x T tile; on the GPU's materialised path the heads of q, k, v, their gradients and
+// the score gradients; on the flash path backward's rowsum, one float per (b, h, t)).
+bool attention_takes_flash(Device device, DType dtype, int B, int T, int C, int NH);
+std::size_t attention_saved_numel(Device device, DType dtype, int B, int T, int C, int NH);
+std::size_t attention_scratch_numel(Device device, DType dtype, int B, int T, int C, int NH);
 void attention_forward(ComputeContext& ctx, BufferView out, BufferView att, BufferView qkv, BufferView scratch, int B,
                        int T, int C, int NH);
 void attention_backward(ComputeContext& ctx, BufferView dqkv, BufferView dout, BufferView qkv, BufferView out,

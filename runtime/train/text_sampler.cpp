@@ -58,7 +58,7 @@ std::vector<std::int32_t> TextSampler::generate(std::span<const std::int32_t> pr
   models::Activations acts(model_, 1, T, Device::cpu(), DType::f32);
   // The loss block's "logits" slot (model.h): T rows of row_length >= vocab logits.
   const std::size_t head = model_.num_blocks() - 1;
-  const std::vector<models::ActivationSlot> slots = model_.block(head).saved_slots(1, T, Device::cpu());
+  const std::vector<models::ActivationSlot> slots = model_.block(head).saved_slots(1, T, Device::cpu(), DType::f32);
   const auto logits_slot = std::ranges::find(slots, std::string("logits"), &models::ActivationSlot::name);
   if (logits_slot == slots.end()) throw std::logic_error(model_.name() + "'s loss block keeps no logits");
   const auto slot_index = static_cast<std::size_t>(logits_slot - slots.begin());

@@ -256,8 +256,8 @@ TEST_P(CudaVsCpu, CausalAttentionForwardBackward) {
     const bool flash = cuda::flash_attention_supported(dt_, C / NH, 8);
     auto qkv = make(random(B * T * 3 * C)), dout = make(random(B * T * C));
     auto out = poisoned(B * T * C), att = poisoned(B * NH * T * T), dqkv = poisoned(B * T * 3 * C);
-    auto scratch_c = Buffer(Device::cpu(), dt_, ops::attention_scratch_numel(Device::cpu(), B, T, C, NH), MemCategory::workspace);
-    auto scratch_g = Buffer(Device::cuda(0), dt_, ops::attention_scratch_numel(Device::cuda(0), B, T, C, NH), MemCategory::workspace);
+    auto scratch_c = Buffer(Device::cpu(), dt_, ops::attention_scratch_numel(Device::cpu(), dt_, B, T, C, NH), MemCategory::workspace);
+    auto scratch_g = Buffer(Device::cuda(0), dt_, ops::attention_scratch_numel(Device::cuda(0), dt_, B, T, C, NH), MemCategory::workspace);
     ops::attention_forward(*cpu_, out.c.view(), att.c.view(), qkv.c.view(), scratch_c.view(), B, T, C, NH);
     ops::attention_forward(*gpu_, out.g.view(), att.g.view(), qkv.g.view(), scratch_g.view(), B, T, C, NH);
     expect_close(out, "attention out");

@@ -204,7 +204,7 @@ TEST_P(SixteenBitKernels, BiasGeluIsTheFp32OpRoundedOnce) {
 
 TEST_P(SixteenBitKernels, CausalAttentionIsTheFp32OpRoundedOnce) {
   const int B = 2, T = 45, C = 48, NH = 3;
-  const std::size_t scratch_n = ops::attention_scratch_numel(Device::cpu(), B, T, C, NH);
+  const std::size_t scratch_n = ops::attention_scratch_numel(Device::cpu(), DType::f32, B, T, C, NH);
   Tensor qkv = make(static_cast<std::size_t>(B) * T * 3 * C, 31), out = poisoned(static_cast<std::size_t>(B) * T * C),
          att = poisoned(static_cast<std::size_t>(B) * NH * T * T), scratch = make(scratch_n, 32);
   ops::attention_forward(*ctx16_, out.stored.view(), att.stored.view(), qkv.stored.view(), scratch.stored.view(), B, T,

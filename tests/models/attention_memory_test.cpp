@@ -1,0 +1,67 @@
+// What GPT-2's attention keeps between forward and backward, checked without a GPU: where a CUDA
+// context takes the flash kernels (16-bit, hs 64) the saved `att` slot and the attention scratch
+// hold one float per (b, h, t), not the (B, NH, T, T) probabilities, and the memory plan
+// (Activations::bytes_needed, what `zerotrain plan` reports) shrinks by exactly that.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <string>
+
+#include "models/activations.h"
+#include "models/gpt2.h"
+#include "models/ops/attention.h"
+
+namespace zt::models {
+namespace {
+
+constexpr std::size_t kAlign = 256;  // Activations starts every slot on this boundary
+std::size_t aligned(std::size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
+
+TEST(AttentionMemory, TheFlashPathKeepsRowStatisticsNotProbabilities) {
+  const Device gpu = Device::cuda(0), cpu = Device::cpu();
+  const int B = 16, T = 1024, C = 768, NH = 12;  // GPT-2 124M at T 1024: hs 64
+  const std::size_t probabilities = std::size_t{16} * 12 * 1024 * 1024, rows = std::size_t{16} * 12 * 1024;
+  for (DType dt : {DType::bf16, DType::f16}) {
+    EXPECT_TRUE(ops::attention_takes_flash(gpu, dt, B, T, C, NH));
+    EXPECT_EQ(ops::attention_saved_numel(gpu, dt, B, T, C, NH), 2 * rows);    // a float is two elements
+    EXPECT_EQ(ops::attention_scratch_numel(gpu, dt, B, T, C, NH), 2 * rows);  // backward's rowsum
+    EXPECT_EQ(ops::attention_saved_numel(cpu, dt, B, T, C, NH), probabilities);
+    EXPECT_EQ(ops::attention_scratch_numel(cpu, dt, B, T, C, NH), std::size_t{1024} * 1024);
+  }
+  // The materialised path: fp32 (TF32 products), a head size other than 64, widths not a multiple
+  // of 8, T of 1, the CPU.
+  const std::size_t materialised_scratch = 7 * std::size_t{B} * T * C + probabilities;
+  EXPECT_FALSE(ops::attention_takes_flash(gpu, DType::f32, B, T, C, NH));
+  EXPECT_EQ(ops::attention_saved_numel(gpu, DType::f32, B, T, C, NH), probabilities);
+  EXPECT_EQ(ops::attention_scratch_numel(gpu, DType::f32, B, T, C, NH), materialised_scratch);
+  EXPECT_FALSE(ops::attention_takes_flash(gpu, DType::bf16, B, T, 768, 6));  // hs 128
+  EXPECT_FALSE(ops::attention_takes_flash(gpu, DType::bf16, B, T, 260, 4));  // hs 65, C % 8 != 0
+  EXPECT_FALSE(ops::attention_takes_flash(gpu, DType::bf16, B, 1, C, NH));
+  EXPECT_FALSE(ops::attention_takes_flash(cpu, DType::bf16, B, T, C, NH));
+  // f16 and bf16 alike: a float takes two elements, also for an odd count of rows.
+  EXPECT_EQ(ops::attention_saved_numel(gpu, DType::bf16, 1, 3, 64, 1), 6u);
+}
+
+// The GPU plan in bf16 against the CPU's: the same slots but for every layer's att (the
+// probabilities on the CPU, row statistics on the GPU) and the attention scratch inside the one
+// scratch region that all blocks share (the transformer block's is the largest: d_ln, d_qkv,
+// d_atty, d_fc, attn). A GPU plan that kept the probabilities would be the CPU plan with the
+// GPU's materialised scratch instead of the CPU's T x T tile.
+TEST(AttentionMemory, GPT2sActivationPlanOnAGpuLeavesTheProbabilitiesOut) {
+  GPT2 model(GPT2Config::preset("gpt2-124m"));
+  const std::size_t B = 4, T = 1024, C = 768, NH = 12, layers = 12, es = 2;
+  const std::size_t probabilities = B * NH * T * T, rows = B * NH * T;
+  const std::size_t cpu = Activations::bytes_needed(model, B, T, Device::cpu(), DType::bf16);
+  const std::size_t gpu = Activations::bytes_needed(model, B, T, Device::cuda(0), DType::bf16);
+  const std::size_t cpu_att = aligned(probabilities * es), gpu_att = aligned(rows * 4);
+  const std::size_t cpu_attn_scratch = aligned(T * T * es), gpu_attn_scratch = aligned(rows * 4);
+  EXPECT_EQ(cpu - gpu, layers * (cpu_att - gpu_att) + (cpu_attn_scratch - gpu_attn_scratch));
+  // What a plan that kept the probabilities would have cost more: over a GiB at B 4.
+  const std::size_t materialised_attn_scratch = aligned((7 * B * T * C + probabilities) * es);
+  const std::size_t materialised = cpu - cpu_attn_scratch + materialised_attn_scratch;
+  EXPECT_GT(materialised - gpu, std::size_t{1} << 30);
+}
+
+}  // namespace
+}  // namespace zt::models
