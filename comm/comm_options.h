@@ -63,6 +63,7 @@ struct CommOptions : CommSettings {
   // flight record (flight_recorder.h), so that a timeout names the ranks that never reached the
   // collective; empty: records stay in memory and a timeout lists this rank's only.
   std::string flight_record_dir{};
+  bool operator==(const CommOptions&) const = default;
 };
 
 // Exit status of a process ended by the comm watchdog.

@@ -29,7 +29,7 @@ void declare_options(po::options_description& options) {
   options.add_options()
       ("world-size,n", po::value<int>()->value_name("N")->default_value(1), "number of data-parallel ranks")
       ("device", po::value<std::string>()->value_name("DEV")->default_value("cpu"),
-       "device the plan is for: cpu or cuda (activation layouts differ slightly)")
+       "device the plan is for: cpu or cuda (activations differ: a GPU's flash attention keeps no (T, T) probabilities)")
       ("predict", po::bool_switch(), "also predict the step time of every stage (compute, communication, exposed)")
       ("flops-per-s", po::value<double>()->value_name("R"),
        "with --predict: one rank's compute rate in FLOP/s (e.g. 4e10); measured on this CPU when not given")

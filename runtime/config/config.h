@@ -4,8 +4,10 @@
 // (config_schema.cpp); loading, overrides, validation, printing and the reference docs
 // (docs/config.md) are all driven by it. Key names follow DeepSpeed's where DeepSpeed has one.
 //
-// A Config with the defaults comes from default_config(); the member initialisers below only make
-// a plain `Config{}` well defined, they are not the defaults.
+// A Config with the defaults comes from default_config(). The sections that are a component's own
+// options (zero_optimization, optimizer, scheduler, comm, precision's loss-scaling keys) have the
+// keys' defaults as their initialisers; the others' initialisers only make a plain `Config{}` well
+// defined, they are not the defaults.
 #pragma once
 
 #include <array>

@@ -270,6 +270,40 @@ TEST_P(CudaVsCpu, CausalAttentionForwardBackward) {
   }
 }
 
+// Views that are not 16-byte aligned take the materialised path even where the shape would take
+// the flash kernels: with att and scratch of the materialised sizes the result is the CPU's; with
+// the flash path's sizes (what the activations plan) they are refused, never overrun.
+TEST_P(CudaVsCpu, MisalignedAttentionViewsTakeTheMaterialisedPathOrAreRefused) {
+  const int B = 1, T = 40, C = 64, NH = 1;  // hs 64
+  if (!ops::attention_takes_flash(Device::cuda(0), dt_, B, T, C, NH)) GTEST_SKIP() << "fp32 never takes flash";
+  auto shifted = [](const Buffer& b, std::size_t n) {  // n elements one element into b
+    BufferView v = b.view();
+    v.data = static_cast<std::byte*>(v.data) + dtype_size(v.dtype);
+    v.numel = n;
+    return v;
+  };
+  const std::size_t full_att = ops::attention_saved_numel(Device::cpu(), dt_, B, T, C, NH);
+  const std::size_t full_scratch = 7 * std::size_t{B} * T * C + full_att;
+  auto qkv = make(random(B * T * 3 * C)), out = poisoned(B * T * C + 1);
+  auto att = poisoned(full_att + 1), scratch = poisoned(full_scratch + 1);
+  auto scratch_c = Buffer(Device::cpu(), dt_, ops::attention_scratch_numel(Device::cpu(), dt_, B, T, C, NH),
+                          MemCategory::workspace);
+  ops::attention_forward(*cpu_, out.c.view(), att.c.view(), qkv.c.view(), scratch_c.view(), B, T, C, NH);
+  ops::attention_forward(*gpu_, shifted(out.g, B * T * C), shifted(att.g, full_att), qkv.g.view(),
+                         shifted(scratch.g, full_scratch), B, T, C, NH);
+  std::vector<std::byte> host(std::size_t{B} * T * C * dtype_size(dt_));
+  ASSERT_EQ(cudaMemcpy(host.data(), shifted(out.g, B * T * C).data, host.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+  std::vector<float> gpu_out(std::size_t{B} * T * C), cpu_out(gpu_out.size());
+  convert_host(host.data(), dt_, gpu_out.data(), DType::f32, gpu_out.size());
+  convert_host(out.c.data(), dt_, cpu_out.data(), DType::f32, cpu_out.size());
+  for (std::size_t i = 0; i < gpu_out.size(); ++i) ASSERT_NEAR(gpu_out[i], cpu_out[i], 2e-2) << i;
+  const std::size_t flash_att = ops::attention_saved_numel(Device::cuda(0), dt_, B, T, C, NH);
+  const std::size_t flash_scratch = ops::attention_scratch_numel(Device::cuda(0), dt_, B, T, C, NH);
+  EXPECT_THROW(ops::attention_forward(*gpu_, shifted(out.g, B * T * C), shifted(att.g, flash_att), qkv.g.view(),
+                                      shifted(scratch.g, flash_scratch), B, T, C, NH),
+               std::invalid_argument);
+}
+
 // Vp 1024 takes the eight-element one-sweep kernels (V 1000: a partial last chunk), Vp 1003 the
 // scalar ones.
 TEST_P(CudaVsCpu, SoftmaxCrossEntropy) {
