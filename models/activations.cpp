@@ -168,30 +168,45 @@ void Activations::flush_uploads() {
   staged_.clear();
 }
 
+void TokenBatch::build_index() {
+  const std::size_t n = tokens.size();
+  valid_targets = static_cast<int>(std::count_if(targets.begin(), targets.end(), [](std::int32_t t) { return t >= 0; }));
+  // Group positions by token (stable, so each group is in ascending position order).
+  positions.resize(n);
+  std::iota(positions.begin(), positions.end(), 0);
+  std::stable_sort(positions.begin(), positions.end(),
+                   [&](std::int32_t a, std::int32_t b) { return tokens[a] < tokens[b]; });
+  starts.clear();
+  ids.clear();
+  for (std::size_t i = 0; i < n; ++i)
+    if (i == 0 || tokens[positions[i]] != tokens[positions[i - 1]]) {
+      starts.push_back(static_cast<std::int32_t>(i));
+      ids.push_back(tokens[positions[i]]);
+    }
+  starts.push_back(static_cast<std::int32_t>(n));
+}
+
 void Activations::set_tokens(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets) {
+  TokenBatch batch{{tokens.begin(), tokens.end()}, {targets.begin(), targets.end()}, {}, {}, {}, 0};
+  batch.build_index();
+  set_tokens(batch);
+}
+
+void Activations::set_tokens(const TokenBatch& batch) {
   std::size_t BT = static_cast<std::size_t>(B_) * T_;
   if (model_->input_kind() != Model::InputKind::tokens) throw std::invalid_argument("this model takes features, not tokens");
-  if (tokens.size() != BT || targets.size() != BT)
+  if (batch.tokens.size() != BT || batch.targets.size() != BT)
     throw std::invalid_argument(fmt::format("a micro batch of ({}, {}) needs {} tokens and targets, got {} and {}", B_,
-                                            T_, BT, tokens.size(), targets.size()));
-  upload(input_, tokens.data(), BT * 4);
-  upload(targets_, targets.data(), BT * 4);
-  valid_targets_ = static_cast<int>(std::count_if(targets.begin(), targets.end(), [](std::int32_t t) { return t >= 0; }));
-  // Group positions by token (stable, so each group is in ascending position order).
-  std::vector<std::int32_t> order(BT);
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](std::int32_t a, std::int32_t b) { return tokens[a] < tokens[b]; });
-  std::vector<std::int32_t> starts, group_tokens;
-  for (std::size_t i = 0; i < BT; ++i)
-    if (i == 0 || tokens[order[i]] != tokens[order[i - 1]]) {
-      starts.push_back(static_cast<std::int32_t>(i));
-      group_tokens.push_back(tokens[order[i]]);
-    }
-  starts.push_back(static_cast<std::int32_t>(BT));
-  index_groups_ = static_cast<int>(group_tokens.size());
-  upload(index_positions_, order.data(), BT * 4);
-  upload(index_starts_, starts.data(), starts.size() * 4);
-  upload(index_tokens_, group_tokens.data(), group_tokens.size() * 4);
+                                            T_, BT, batch.tokens.size(), batch.targets.size()));
+  if (batch.positions.size() != BT || batch.starts.size() != batch.ids.size() + 1)
+    throw std::invalid_argument("a token batch without its index (TokenBatch::build_index)");
+  upload(input_, batch.tokens.data(), BT * 4);
+  upload(targets_, batch.targets.data(), BT * 4);
+  valid_targets_ = batch.valid_targets;
+  index_groups_ = static_cast<int>(batch.ids.size());
+  upload(index_positions_, batch.positions.data(), BT * 4);
+  upload(index_starts_, batch.starts.data(), batch.starts.size() * 4);
+  upload(index_tokens_, batch.ids.data(), batch.ids.size() * 4);
   flush_uploads();
   token_index_ = {view(index_positions_), view(index_starts_), view(index_tokens_), index_groups_};
 }

@@ -25,6 +25,19 @@
 
 namespace zt::models {
 
+// A micro batch of tokens as the host prepares it: the tokens, their targets, and the token index
+// that the GPU's embedding backward reads (positions grouped by token). Preparing it is host work
+// that can run ahead of the device (runtime/train's batch prefetch); Activations::set_tokens only
+// uploads it.
+struct TokenBatch {
+  std::vector<std::int32_t> tokens, targets;          // B*T each
+  std::vector<std::int32_t> positions, starts, ids;   // the index: positions by token, group starts, group tokens
+  int valid_targets = 0;                              // targets that are not ignored (-1)
+
+  // Fills the index and valid_targets from tokens and targets, reusing the vectors' memory.
+  void build_index();
+};
+
 class Activations {
  public:
   Activations(const Model& model, int B, int T, Device device, DType dtype,
@@ -57,6 +70,8 @@ class Activations {
   // compute dtype). targets: B*T int32, -1 ignored. Throws std::invalid_argument on a size or
   // token-range mistake.
   void set_tokens(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets);
+  // The same from a batch whose token index is built already (TokenBatch::build_index).
+  void set_tokens(const TokenBatch& batch);
   void set_features(std::span<const float> features, std::span<const std::int32_t> targets);
   int valid_targets() const { return valid_targets_; }
 

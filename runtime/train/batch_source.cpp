@@ -1,15 +1,47 @@
 #include "runtime/train/batch_source.h"
 
+#include <utility>
+
 namespace zt {
 
-TokenBatches::TokenBatches(data::TokenLoaderOptions options)
-    : loader_(std::move(options)),
-      inputs_(static_cast<std::size_t>(loader_.options().batch_size) * loader_.options().seq_len),
-      targets_(inputs_.size()) {}
+TokenBatches::TokenBatches(data::TokenLoaderOptions options, bool prefetch)
+    : loader_(std::move(options)), prefetch_(prefetch), position_(loader_.position()) {}
+
+TokenBatches::~TokenBatches() { drop_prefetch(); }
+
+void TokenBatches::read(models::TokenBatch& batch) {
+  const auto n = static_cast<std::size_t>(loader_.options().batch_size) * loader_.options().seq_len;
+  batch.tokens.resize(n);
+  batch.targets.resize(n);
+  loader_.next(batch.tokens, batch.targets);
+  batch.build_index();
+}
 
 void TokenBatches::next(models::Activations& acts) {
-  loader_.next(inputs_, targets_);
-  acts.set_tokens(inputs_, targets_);
+  if (prefetched_.valid()) {
+    current_ = 1 - current_;
+    prefetched_.get();  // rethrows the prefetch's error, as a read here would have
+  } else {
+    read(batches_[current_]);
+  }
+  position_ = loader_.position();  // before the prefetch moves the loader on
+  if (prefetch_) prefetched_ = std::async(std::launch::async, [this, next = 1 - current_] { read(batches_[next]); });
+  acts.set_tokens(batches_[current_]);
+}
+
+void TokenBatches::restore(data::LoaderPosition position) {
+  drop_prefetch();
+  loader_.restore(position);
+  position_ = loader_.position();
+}
+
+void TokenBatches::drop_prefetch() noexcept {
+  if (!prefetched_.valid()) return;
+  try {
+    prefetched_.get();
+  } catch (...) {
+    // A batch nobody will hand out: its error is not the job's.
+  }
 }
 
 SyntheticBatches::SyntheticBatches(const models::Model& model, int batch_size, int rank, int world_size,

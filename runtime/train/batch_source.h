@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <vector>
 
@@ -22,17 +23,35 @@ class BatchSource {
   virtual void restore(data::LoaderPosition position) = 0;
 };
 
+// prefetch: each next() hands out a micro batch read and indexed on a thread of its own while the
+// device ran the previous one, and starts on the one after. For GPUs, whose host would otherwise
+// read and sort between the step's end and the next forward while the device has only the
+// optimizer queued; on the CPU the host is the device, and a thread of its own would take a core
+// from compute. The batches, their order and position() are the same either way: position() is
+// that of the batch next() hands out next, never the prefetched one, and restore() drops it. A
+// data error of a prefetched batch is raised by the next() that hands it out.
 class TokenBatches final : public BatchSource {
  public:
-  explicit TokenBatches(data::TokenLoaderOptions options);
+  explicit TokenBatches(data::TokenLoaderOptions options, bool prefetch = false);
+  ~TokenBatches() override;  // waits for a prefetch under way
+  TokenBatches(const TokenBatches&) = delete;  // the prefetch thread holds `this`
+  TokenBatches& operator=(const TokenBatches&) = delete;
   void next(models::Activations& acts) override;
-  data::LoaderPosition position() const override { return loader_.position(); }
-  void restore(data::LoaderPosition position) override { loader_.restore(position); }
+  data::LoaderPosition position() const override { return position_; }
+  void restore(data::LoaderPosition position) override;
+  // The loader itself: only for a source that does not prefetch (its thread moves the loader on).
   const data::TokenLoader& loader() const { return loader_; }
 
  private:
+  void read(models::TokenBatch& batch);  // the loader's next batch, indexed
+  void drop_prefetch() noexcept;
+
   data::TokenLoader loader_;
-  std::vector<std::int32_t> inputs_, targets_;  // (B, T), reused every micro-batch
+  const bool prefetch_;
+  models::TokenBatch batches_[2];  // the one handed out last and the one being prepared
+  int current_ = 0;
+  std::future<void> prefetched_;   // preparing batches_[1 - current_]
+  data::LoaderPosition position_;
 };
 
 // Global batch g of a feature model's task is model.synthetic_batch(seed + g) of world_size * B

@@ -140,7 +140,7 @@ Trainer::Trainer(const Config& config, MPI_Comm job) : config_(config), schedule
     data::TokenLoaderOptions options{config.data.train_files, micro_batch_, seq_len_, comm_->rank(),
                                      comm_->world_size(), seed, static_cast<int>(config.model.vocab_size),
                                      data::WindowOrder::shuffled};
-    train_batches_ = std::make_unique<TokenBatches>(options);
+    train_batches_ = std::make_unique<TokenBatches>(options, /*prefetch=*/device.is_cuda());
     if (!config.data.val_files.empty() && config.train.eval_interval > 0) {
       options.shard_pattern = config.data.val_files;
       options.order = data::WindowOrder::sequential;
