@@ -88,7 +88,7 @@ LlamaDecoderBlock::LlamaDecoderBlock(const LlamaConfig& c, int index)
 
 std::size_t LlamaDecoderBlock::output_numel(int B, int T) const { return sz(B * T, c_.n_embd); }
 
-std::vector<ActivationSlot> LlamaDecoderBlock::saved_slots(int B, int T, Device, DType) const {
+std::vector<ActivationSlot> LlamaDecoderBlock::saved_slots(int B, int T, Device device, DType dtype) const {
   const std::size_t N = sz(B, T), C = c_.n_embd, hs = c_.head_size(), I = c_.intermediate_size;
   const std::size_t W = (c_.n_head + 2 * c_.n_kv_head) * hs, A = c_.n_head * hs;
   const std::size_t qk = c_.qk_norm ? 1 : 0;  // the QK-norm slots are empty without it
@@ -97,7 +97,7 @@ std::vector<ActivationSlot> LlamaDecoderBlock::saved_slots(int B, int T, Device,
           {"qkv_raw", qk * N * W, false},
           {"qk_rstd", qk * N * (c_.n_head + c_.n_kv_head), true},
           {"qkv", N * W, false},
-          {"att", sz(B * c_.n_head, T) * T, false},
+          {"att", ops::gqa_attention_saved_numel(device, dtype, B, T, c_.n_head, c_.n_kv_head, c_.head_size()), false},
           {"atty", N * A, false},
           {"mid", N * C, false},
           {"ln2", N * C, false},
@@ -106,7 +106,7 @@ std::vector<ActivationSlot> LlamaDecoderBlock::saved_slots(int B, int T, Device,
           {"h", N * I, false}};
 }
 
-std::vector<ActivationSlot> LlamaDecoderBlock::scratch_slots(int B, int T, Device device, DType) const {
+std::vector<ActivationSlot> LlamaDecoderBlock::scratch_slots(int B, int T, Device device, DType dtype) const {
   const std::size_t N = sz(B, T), C = c_.n_embd, hs = c_.head_size(), I = c_.intermediate_size;
   const std::size_t W = (c_.n_head + 2 * c_.n_kv_head) * hs, A = c_.n_head * hs;
   return {{"d_ln", N * C, false},
@@ -114,7 +114,8 @@ std::vector<ActivationSlot> LlamaDecoderBlock::scratch_slots(int B, int T, Devic
           {"d_atty", N * A, false},
           {"d_gu", N * 2 * I, false},
           {"d_h", N * I, false},
-          {"attn", ops::gqa_attention_scratch_numel(device, B, T, c_.n_head, c_.n_kv_head, c_.head_size()), false}};
+          {"attn", ops::gqa_attention_scratch_numel(device, dtype, B, T, c_.n_head, c_.n_kv_head, c_.head_size()),
+           false}};
 }
 
 void LlamaDecoderBlock::forward(ComputeContext& ctx, const BlockParams& p, const BlockIO& io) {
@@ -166,7 +167,8 @@ void LlamaDecoderBlock::backward(ComputeContext& ctx, const BlockParams& p, cons
   ops::rmsnorm_backward(ctx, dx, dw(ix.ln2_w), x[x_dln], s[s_mid], w(ix.ln2_w), s[s_rstd2], N, C, {}, true);
   // dx now holds d(mid); it flows to x unchanged, and through the attention branch.
   ops::linear_backward(ctx, x[x_datty], dw(o_w), {}, dx, s[s_atty], w(o_w), N, A, C, C);
-  ops::gqa_attention_backward(ctx, x[x_dqkv], x[x_datty], s[s_qkv], s[s_att], x[x_attn], io.B, io.T, NH, KV, hs);
+  ops::gqa_attention_backward(ctx, x[x_dqkv], x[x_datty], s[s_qkv], s[s_atty], s[s_att], x[x_attn], io.B, io.T, NH, KV,
+                              hs);
   ops::rope(ctx, x[x_dqkv], inv_freq_, io.B, io.T, NH + KV, hs, W, true);  // the rotation's transpose
   if (c_.qk_norm) {  // in place: the gradient of the raw q and k heads replaces that of the normalised ones
     const BufferView dk = x[x_dqkv].slice(NH * hs, x[x_dqkv].numel - NH * hs);

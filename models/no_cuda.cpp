@@ -67,8 +67,8 @@ void swiglu_forward(ComputeContext&, BufferView, BufferView, int, int) { no_cuda
 void swiglu_backward(ComputeContext&, BufferView, BufferView, BufferView, int, int) { no_cuda(); }
 void gqa_attention_forward(ComputeContext&, BufferView, BufferView, BufferView, BufferView, int, int, int, int,
                            int) { no_cuda(); }
-void gqa_attention_backward(ComputeContext&, BufferView, BufferView, BufferView, BufferView, BufferView, int, int, int,
-                            int, int) { no_cuda(); }
+void gqa_attention_backward(ComputeContext&, BufferView, BufferView, BufferView, BufferView, BufferView, BufferView, int,
+                            int, int, int, int) { no_cuda(); }
 
 }  // namespace ops::on_cuda
 

@@ -3,6 +3,7 @@
 // they need beside their inputs, and their grids.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "core/dtype.h"
@@ -26,6 +27,12 @@ inline std::int64_t flash_attention_stats_floats(int B, int NH, int T) {
 }
 // Backward's scratch: rowsum(dy * y) per (b, h, t).
 inline std::int64_t flash_attention_scratch_floats(int B, int NH, int T) { return flash_attention_stats_floats(B, NH, T); }
+// Elements of dtype that hold `floats` floats: the activations and scratch are views of the
+// compute dtype, the statistics fp32.
+inline std::size_t elements_for_floats(std::int64_t floats, DType dtype) {
+  const auto element = static_cast<std::int64_t>(dtype_size(dtype));
+  return static_cast<std::size_t>((floats * 4 + element - 1) / element);
+}
 
 // Grid of the flash kernels: x over (batch, head) pairs (forward, dq) or (batch, key/value head)
 // pairs (dk, dv), y over the 64-row tiles of T.

@@ -214,24 +214,16 @@ bool attention_takes_flash(Device device, DType dtype, int B, int T, int C, int 
          static_cast<std::int64_t>(T) <= static_cast<std::int64_t>(cuda::kMaxGridY) * cuda::kFlashTile;
 }
 
-namespace {
-// Elements of dtype that hold `floats` floats.
-std::size_t elements_for_floats(std::int64_t floats, DType dtype) {
-  return static_cast<std::size_t>((floats * 4 + static_cast<std::int64_t>(dtype_size(dtype)) - 1) /
-                                  static_cast<std::int64_t>(dtype_size(dtype)));
-}
-}  // namespace
-
 std::size_t attention_saved_numel(Device device, DType dtype, int B, int T, int C, int NH) {
   if (attention_takes_flash(device, dtype, B, T, C, NH))
-    return elements_for_floats(cuda::flash_attention_stats_floats(B, NH, T), dtype);
+    return cuda::elements_for_floats(cuda::flash_attention_stats_floats(B, NH, T), dtype);
   return sz(B * NH, T) * T;
 }
 
 std::size_t attention_scratch_numel(Device device, DType dtype, int B, int T, int C, int NH) {
   if (device.is_cpu()) return sz(T, T);
   if (attention_takes_flash(device, dtype, B, T, C, NH))
-    return elements_for_floats(cuda::flash_attention_scratch_floats(B, NH, T), dtype);
+    return cuda::elements_for_floats(cuda::flash_attention_scratch_floats(B, NH, T), dtype);
   // q, k, v and dq, dk, dv (B, NH, T, hs) each, y/dy (B, NH, T, hs), datt (B, NH, T, T)
   return 7 * sz(B * T, C) + sz(B * NH, T) * T;
 }

@@ -5,10 +5,12 @@
 
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <stdexcept>
 
 #include "models/cpu/fp32_views.h"
+#include "models/cuda/flash_attention_rules.h"
 #include "models/ops/checks.h"
 
 namespace zt::models::cpu {
@@ -91,9 +93,24 @@ using detail::check;
 using detail::check_act;
 using detail::sz;
 
-std::size_t gqa_attention_scratch_numel(Device device, int B, int T, int NH, int KV, int hs) {
-  (void)KV;
+bool gqa_attention_takes_flash(Device device, DType dtype, int B, int T, int NH, int KV, int hs) {
+  // Every stride (the qkv rows of (NH + 2 KV) hs, the output rows of NH hs) a multiple of 8
+  // elements, and the grid's tiles over T, as for GPT-2's attention.
+  if (!device.is_cuda() || B < 1 || T < 2 || NH < 1 || KV < 1 || NH % KV != 0) return false;
+  return cuda::flash_attention_supported(dtype, hs, 8) &&
+         static_cast<std::int64_t>(T) <= static_cast<std::int64_t>(cuda::kMaxGridY) * cuda::kFlashTile;
+}
+
+std::size_t gqa_attention_saved_numel(Device device, DType dtype, int B, int T, int NH, int KV, int hs) {
+  if (gqa_attention_takes_flash(device, dtype, B, T, NH, KV, hs))
+    return cuda::elements_for_floats(cuda::flash_attention_stats_floats(B, NH, T), dtype);
+  return sz(B * NH, T) * T;
+}
+
+std::size_t gqa_attention_scratch_numel(Device device, DType dtype, int B, int T, int NH, int KV, int hs) {
   if (device.is_cpu()) return sz(T, T);
+  if (gqa_attention_takes_flash(device, dtype, B, T, NH, KV, hs))
+    return cuda::elements_for_floats(cuda::flash_attention_scratch_floats(B, NH, T), dtype);
   // q, k, v (k and v repeated to NH heads) and dq, dk, dv (B, NH, T, hs) each, y/dy (B, NH, T, hs),
   // datt (B, NH, T, T)
   return 7 * sz(B * T, NH * hs) + sz(B * NH, T) * T;
@@ -104,9 +121,10 @@ void check_gqa(const ComputeContext& ctx, BufferView att, BufferView qkv, Buffer
                int KV, int hs) {
   if (KV < 1 || NH % KV != 0)
     throw std::invalid_argument(fmt::format("gqa attention: {} key/value heads do not divide {} heads", KV, NH));
-  check_act(ctx, att, sz(B * NH, T) * T, "gqa attention att");
+  check_act(ctx, att, gqa_attention_saved_numel(ctx.device(), ctx.dtype(), B, T, NH, KV, hs), "gqa attention att");
   check_act(ctx, qkv, sz(B * T, (NH + 2 * KV) * hs), "gqa attention qkv");
-  check_act(ctx, scratch, gqa_attention_scratch_numel(ctx.device(), B, T, NH, KV, hs), "gqa attention scratch");
+  check_act(ctx, scratch, gqa_attention_scratch_numel(ctx.device(), ctx.dtype(), B, T, NH, KV, hs),
+            "gqa attention scratch");
 }
 }  // namespace
 
@@ -120,13 +138,14 @@ void gqa_attention_forward(ComputeContext& ctx, BufferView out, BufferView att, 
   w.store();
 }
 
-void gqa_attention_backward(ComputeContext& ctx, BufferView dqkv, BufferView dout, BufferView qkv, BufferView att,
-                            BufferView scratch, int B, int T, int NH, int KV, int hs) {
+void gqa_attention_backward(ComputeContext& ctx, BufferView dqkv, BufferView dout, BufferView qkv, BufferView out,
+                            BufferView att, BufferView scratch, int B, int T, int NH, int KV, int hs) {
   check_gqa(ctx, att, qkv, scratch, B, T, NH, KV, hs);
   check_act(ctx, dqkv, sz(B * T, (NH + 2 * KV) * hs), "gqa attention dqkv");
   check_act(ctx, dout, sz(B * T, NH * hs), "gqa attention dout");
+  check_act(ctx, out, sz(B * T, NH * hs), "gqa attention out");
   if (ctx.device().is_cuda())
-    return on_cuda::gqa_attention_backward(ctx, dqkv, dout, qkv, att, scratch, B, T, NH, KV, hs);
+    return on_cuda::gqa_attention_backward(ctx, dqkv, dout, qkv, out, att, scratch, B, T, NH, KV, hs);
   cpu::Fp32Views w;
   cpu::gqa_attention_backward(w.out(dqkv), w.out(scratch), w.in(dout), w.in(qkv), w.in(att), B, T, NH, KV, hs);
   w.store();

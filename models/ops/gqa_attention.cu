@@ -1,10 +1,17 @@
-// Grouped-query attention on the GPU (mirrors gqa_attention.cpp): its own head permutes (k and v
-// repeated over each group of query heads, and their gradients summed back), around the products
-// and causal softmax it shares with GPT-2's attention (models/cuda/attention_core.h).
+// Grouped-query attention on the GPU (mirrors gqa_attention.cpp). In bf16/fp16 with hs 64 the flash
+// kernels (models/cuda/flash_attention.h) read q, k and v inside the qkv rows, each key/value head
+// serving its group of query heads, and sum dk and dv over the group without atomics. Otherwise its
+// own head permutes (k and v repeated over each group of query heads, and their gradients summed
+// back) around the products and causal softmax it shares with GPT-2's attention
+// (models/cuda/attention_core.h).
 #include "models/ops/gqa_attention.h"
+
+#include <cstdint>
+#include <stdexcept>
 
 #include "models/cuda/attention_core.h"
 #include "models/cuda/cuda_context.h"
+#include "models/cuda/flash_attention.h"
 #include "models/cuda/shared_kernels.h"
 #include "models/cuda/storage.cuh"
 
@@ -94,6 +101,31 @@ namespace zt::models::ops::on_cuda {
 
 namespace {
 std::size_t count(int a, int b) { return static_cast<std::size_t>(a) * static_cast<std::size_t>(b); }
+
+bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+
+// As GPT-2's attention (attention.cu): forward and backward ask the same question of the same
+// buffers; views that are not 16-byte aligned take the materialised path, whose sizes they must have.
+bool use_flash(DType dt, int B, int T, int NH, int KV, int hs, BufferView out, BufferView att, BufferView qkv,
+               BufferView scratch) {
+  if (!gqa_attention_takes_flash(out.device, dt, B, T, NH, KV, hs)) return false;
+  if (aligned16(out.data) && aligned16(att.data) && aligned16(qkv.data)) return true;
+  if (att.numel < count(B * NH, T) * T || scratch.numel < 7 * count(B * T, NH * hs) + count(B * NH, T) * T)
+    throw std::invalid_argument("gqa attention: views that are not 16-byte aligned take the materialised path, and "
+                                "att or scratch is sized for the flash path only");
+  return false;
+}
+
+// q heads h, k and v heads h / (NH / KV), all inside qkv rows of (NH + 2 KV) hs elements: q at
+// column 0, k at NH hs, v at (NH + KV) hs; y rows of NH hs.
+cuda::FlashAttention flash_shape(int B, int T, int NH, int KV, int hs) {
+  cuda::FlashAttention a;
+  a.B = B, a.NH = NH, a.T = T, a.group = NH / KV;
+  const std::int64_t width = static_cast<std::int64_t>(NH + 2 * KV) * hs;
+  a.q = a.k = a.v = {T * width, hs, width};
+  a.y = {static_cast<std::int64_t>(T) * NH * hs, hs, static_cast<std::int64_t>(NH) * hs};
+  return a;
+}
 }  // namespace
 
 void gqa_attention_forward(ComputeContext& ctx, BufferView out, BufferView att, BufferView qkv, BufferView scratch,
@@ -102,6 +134,12 @@ void gqa_attention_forward(ComputeContext& ctx, BufferView out, BufferView att, 
   const DType dt = c.dtype();
   const int C = NH * hs;
   const std::size_t n = count(B * T, C), es = dtype_size(dt);
+  if (use_flash(dt, B, T, NH, KV, hs, out, att, qkv, scratch)) {
+    auto* rows = static_cast<char*>(qkv.data);
+    cuda::flash_attention_forward(flash_shape(B, T, NH, KV, hs), rows, rows + NH * hs * es,
+                                  rows + (NH + KV) * hs * es, out.data, static_cast<float*>(att.data), dt, c.handle());
+    return;
+  }
   auto* base = static_cast<char*>(scratch.data);
   void *q = base, *k = base + n * es, *v = base + 2 * n * es, *y = base + 6 * n * es;
   cuda::gqa_split_heads(q, k, v, qkv.data, B, T, NH, KV, hs, dt, c.handle());  // k, v repeated to NH heads
@@ -109,13 +147,27 @@ void gqa_attention_forward(ComputeContext& ctx, BufferView out, BufferView att, 
   cuda::heads_to_rows(out.data, y, B, T, C, NH, dt, c.handle());  // (B, NH, T, hs) -> (B, T, NH hs)
 }
 
-void gqa_attention_backward(ComputeContext& ctx, BufferView dqkv, BufferView dout, BufferView qkv, BufferView att,
-                            BufferView scratch, int B, int T, int NH, int KV, int hs) {
+void gqa_attention_backward(ComputeContext& ctx, BufferView dqkv, BufferView dout, BufferView qkv, BufferView out,
+                            BufferView att, BufferView scratch, int B, int T, int NH, int KV, int hs) {
   CudaComputeContext& c = as_cuda(ctx);
   const DType dt = c.dtype();
   const int C = NH * hs;
   const std::size_t n = count(B * T, C), es = dtype_size(dt);
   auto* base = static_cast<char*>(scratch.data);
+  if (use_flash(dt, B, T, NH, KV, hs, out, att, qkv, scratch)) {
+    // Forward took the flash path: att holds statistics, so backward must take it too.
+    for (const void* p : {dqkv.data, dout.data, scratch.data})
+      if (!aligned16(p))
+        throw std::invalid_argument("gqa attention backward: dqkv, dout and scratch must be 16-byte aligned when "
+                                    "forward took the flash path");
+    auto* rows = static_cast<char*>(qkv.data);
+    auto* drows = static_cast<char*>(dqkv.data);
+    const std::size_t k_at = NH * hs * es, v_at = (NH + KV) * hs * es;
+    cuda::flash_attention_backward(flash_shape(B, T, NH, KV, hs), rows, rows + k_at, rows + v_at, out.data, dout.data,
+                                   static_cast<const float*>(att.data), reinterpret_cast<float*>(base), drows,
+                                   drows + k_at, drows + v_at, dt, c.handle());
+    return;
+  }
   void *q = base, *k = base + n * es, *v = base + 2 * n * es;
   void *dq = base + 3 * n * es, *dk = base + 4 * n * es, *dv = base + 5 * n * es, *dy = base + 6 * n * es;
   void* datt = base + 7 * n * es;

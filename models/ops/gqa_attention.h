@@ -22,20 +22,26 @@ void gqa_attention_backward(float* dqkv, float* scratch, const float* dout, cons
 
 namespace zt::models::ops {
 
-// On a context's views. scratch: gqa_attention_scratch_numel() elements of the compute dtype.
-std::size_t gqa_attention_scratch_numel(Device device, int B, int T, int NH, int KV, int hs);
+// On a context's views of its compute dtype; as GPT-2's attention (attention.h): where a CUDA
+// context takes the flash kernels (gqa_attention_takes_flash: 16-bit, hs 64, the kernels reading
+// q, k and v inside the qkv rows, each key/value head serving its group of query heads) att holds
+// one float of row statistics per (b, h, t), and backward reads forward's output.
+// att: gqa_attention_saved_numel() elements; scratch: gqa_attention_scratch_numel() elements.
+bool gqa_attention_takes_flash(Device device, DType dtype, int B, int T, int NH, int KV, int hs);
+std::size_t gqa_attention_saved_numel(Device device, DType dtype, int B, int T, int NH, int KV, int hs);
+std::size_t gqa_attention_scratch_numel(Device device, DType dtype, int B, int T, int NH, int KV, int hs);
 void gqa_attention_forward(ComputeContext& ctx, BufferView out, BufferView att, BufferView qkv, BufferView scratch,
                            int B, int T, int NH, int KV, int hs);
-void gqa_attention_backward(ComputeContext& ctx, BufferView dqkv, BufferView dout, BufferView qkv, BufferView att,
-                            BufferView scratch, int B, int T, int NH, int KV, int hs);
+void gqa_attention_backward(ComputeContext& ctx, BufferView dqkv, BufferView dout, BufferView qkv, BufferView out,
+                            BufferView att, BufferView scratch, int B, int T, int NH, int KV, int hs);
 
 // The op on a CUDA context (gqa_attention.cu; in a build without CUDA, the "built without CUDA" error of
 // models/no_cuda.cpp).
 namespace on_cuda {
 void gqa_attention_forward(ComputeContext& ctx, BufferView out, BufferView att, BufferView qkv, BufferView scratch,
                            int B, int T, int NH, int KV, int hs);
-void gqa_attention_backward(ComputeContext& ctx, BufferView dqkv, BufferView dout, BufferView qkv, BufferView att,
-                            BufferView scratch, int B, int T, int NH, int KV, int hs);
+void gqa_attention_backward(ComputeContext& ctx, BufferView dqkv, BufferView dout, BufferView qkv, BufferView out,
+                            BufferView att, BufferView scratch, int B, int T, int NH, int KV, int hs);
 }  // namespace on_cuda
 
 }  // namespace zt::models::ops

@@ -10,7 +10,9 @@
 
 #include "models/activations.h"
 #include "models/gpt2.h"
+#include "models/llama.h"
 #include "models/ops/attention.h"
+#include "models/ops/gqa_attention.h"
 
 namespace zt::models {
 namespace {
@@ -41,6 +43,31 @@ TEST(AttentionMemory, TheFlashPathKeepsRowStatisticsNotProbabilities) {
   EXPECT_FALSE(ops::attention_takes_flash(cpu, DType::bf16, B, T, C, NH));
   // f16 and bf16 alike: a float takes two elements, also for an odd count of rows.
   EXPECT_EQ(ops::attention_saved_numel(gpu, DType::bf16, 1, 3, 64, 1), 6u);
+}
+
+// Grouped-query attention (SmolLM-135M: 9 query heads, 3 key/value heads, hs 64) follows the same
+// rule, with one float per query head's row.
+TEST(AttentionMemory, GroupedQueryAttentionFollowsTheSameRule) {
+  const Device gpu = Device::cuda(0), cpu = Device::cpu();
+  const int B = 8, T = 2048, NH = 9, KV = 3, hs = 64;
+  const std::size_t rows = std::size_t{B} * NH * T, probabilities = rows * T;
+  for (DType dt : {DType::bf16, DType::f16}) {
+    EXPECT_TRUE(ops::gqa_attention_takes_flash(gpu, dt, B, T, NH, KV, hs));
+    EXPECT_EQ(ops::gqa_attention_saved_numel(gpu, dt, B, T, NH, KV, hs), 2 * rows);
+    EXPECT_EQ(ops::gqa_attention_scratch_numel(gpu, dt, B, T, NH, KV, hs), 2 * rows);
+    EXPECT_EQ(ops::gqa_attention_saved_numel(cpu, dt, B, T, NH, KV, hs), probabilities);
+  }
+  EXPECT_FALSE(ops::gqa_attention_takes_flash(gpu, DType::f32, B, T, NH, KV, hs));
+  EXPECT_FALSE(ops::gqa_attention_takes_flash(gpu, DType::bf16, B, T, NH, KV, 32));   // llama-tiny's hs
+  EXPECT_FALSE(ops::gqa_attention_takes_flash(gpu, DType::bf16, B, T, NH, 2, hs));    // 2 does not divide 9
+  EXPECT_EQ(ops::gqa_attention_scratch_numel(gpu, DType::f32, B, T, NH, KV, hs),
+            7 * std::size_t{B} * T * NH * hs + probabilities);
+  // The whole model's plan: every decoder layer's att slot and the attention scratch, as for GPT-2.
+  Llama model(LlamaConfig::preset("smollm-135m"));
+  const std::size_t b = 2, t = 2048, layers = 30, es = 2, r = b * NH * t;
+  const std::size_t on_cpu = Activations::bytes_needed(model, b, t, cpu, DType::bf16);
+  const std::size_t on_gpu = Activations::bytes_needed(model, b, t, gpu, DType::bf16);
+  EXPECT_EQ(on_cpu - on_gpu, layers * (aligned(r * t * es) - aligned(r * 4)) + (aligned(t * t * es) - aligned(r * 4)));
 }
 
 // The GPU plan in bf16 against the CPU's: the same slots but for every layer's att (the
