@@ -13,6 +13,7 @@
 #include <cmath>
 #include <initializer_list>
 #include <stdexcept>
+#include <string>
 
 #include "models/cuda/storage.cuh"
 
@@ -466,6 +467,24 @@ void flash_attention_backward(const FlashAttention& a, const void* q, const void
   if (dt == DType::bf16) launch_backward<__nv_bfloat16>(a, p, s);
   else launch_backward<__half>(a, p, s);
   check_launch();
+}
+
+bool flash_attention_runs(std::initializer_list<const void*> views, std::size_t att_numel, std::size_t scratch_numel,
+                          std::size_t materialised_att, std::size_t materialised_scratch, const char* op) {
+  bool aligned16 = true;
+  for (const void* p : views) aligned16 = aligned16 && reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
+  if (aligned16) return true;
+  if (att_numel < materialised_att || scratch_numel < materialised_scratch)
+    throw std::invalid_argument(std::string(op) + ": views that are not 16-byte aligned take the materialised path, "
+                                "and att or scratch is sized for the flash path only");
+  return false;
+}
+
+void require_flash_backward_aligned(std::initializer_list<const void*> views, const char* op) {
+  for (const void* p : views)
+    if (reinterpret_cast<std::uintptr_t>(p) % 16 != 0)
+      throw std::invalid_argument(std::string(op) + " backward: dqkv, dout and scratch must be 16-byte aligned when "
+                                  "forward took the flash path");
 }
 
 }  // namespace zt::models::cuda

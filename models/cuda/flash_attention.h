@@ -10,7 +10,9 @@
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 
 #include "core/dtype.h"
 #include "models/cuda/flash_attention_rules.h"
@@ -38,5 +40,16 @@ void flash_attention_forward(const FlashAttention& a, const void* q, const void*
 void flash_attention_backward(const FlashAttention& a, const void* q, const void* k, const void* v, const void* y,
                               const void* dy, const float* stats, float* scratch, void* dq, void* dk, void* dv,
                               DType dt, cudaStream_t s);
+
+// Whether an attention op whose shape the kernels take (flash_attention_takes) runs them on these
+// views; forward and backward ask it of forward's buffers, so both take the same path (att means
+// different things on the two). Views that are not 16-byte aligned ({out, att, qkv}) take the
+// materialised path, which needs att and scratch of its own sizes (materialised_att,
+// materialised_scratch elements): the activations are always aligned, and views sized for the
+// flash path alone are refused rather than overrun. `op` names the op in the error.
+bool flash_attention_runs(std::initializer_list<const void*> views, std::size_t att_numel, std::size_t scratch_numel,
+                          std::size_t materialised_att, std::size_t materialised_scratch, const char* op);
+// Backward on the flash path also needs its gradients' and scratch's bases 16-byte aligned.
+void require_flash_backward_aligned(std::initializer_list<const void*> views, const char* op);
 
 }  // namespace zt::models::cuda

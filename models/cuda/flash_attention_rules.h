@@ -20,6 +20,14 @@ inline bool flash_attention_supported(DType dt, int hs, std::int64_t alignment_e
   return (dt == DType::bf16 || dt == DType::f16) && hs == kFlashHeadSize && alignment_elements % 8 == 0;
 }
 
+// The attention shapes the kernels take, given 16-byte aligned views: flash_attention_supported's
+// dtype and head size (every row width a multiple of hs is then a multiple of 8 elements), a float
+// of statistics per (b, h, t) in att's 16-bit elements (T >= 2), and T within the grid's tiles.
+inline bool flash_attention_takes(DType dt, int B, int T, int NH, int hs) {
+  return B >= 1 && NH >= 1 && T >= 2 && flash_attention_supported(dt, hs, 8) &&
+         static_cast<std::int64_t>(T) <= static_cast<std::int64_t>(kMaxGridY) * kFlashTile;
+}
+
 // Row statistics forward saves for backward: one float per (b, h, t), the row's log-sum-exp of
 // the scaled scores in base 2 (m + log2(l) with the scores times log2(e) / sqrt(hs)).
 inline std::int64_t flash_attention_stats_floats(int B, int NH, int T) {

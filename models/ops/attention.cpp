@@ -208,10 +208,7 @@ using detail::check_act;
 using detail::sz;
 
 bool attention_takes_flash(Device device, DType dtype, int B, int T, int C, int NH) {
-  // The statistics need a float per (b, h, t) and the kernels' grid tiles T by 64-row tiles.
-  if (!device.is_cuda() || B < 1 || T < 2 || NH < 1 || C % NH != 0 || C % 8 != 0) return false;
-  return cuda::flash_attention_supported(dtype, C / NH, 8) &&
-         static_cast<std::int64_t>(T) <= static_cast<std::int64_t>(cuda::kMaxGridY) * cuda::kFlashTile;
+  return device.is_cuda() && NH >= 1 && C % NH == 0 && cuda::flash_attention_takes(dtype, B, T, NH, C / NH);
 }
 
 std::size_t attention_saved_numel(Device device, DType dtype, int B, int T, int C, int NH) {

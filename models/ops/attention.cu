@@ -18,22 +18,12 @@ namespace zt::models::ops::on_cuda {
 namespace {
 std::size_t count(int a, int b) { return static_cast<std::size_t>(a) * static_cast<std::size_t>(b); }
 
-bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
-
-// Whether forward takes the flash kernels; backward asks the same question of forward's buffers,
-// so both passes always take the same path (att means different things on the two). A shape that
-// takes them (attention_takes_flash) on views that are not 16-byte aligned takes the materialised
-// path, which needs the full att and scratch: the activations, sized for the flash path, are
-// always aligned, and views sized for it alone are refused rather than overrun.
+// Whether this call takes the flash kernels (cuda::flash_attention_runs says why views matter).
 bool use_flash(DType dt, int B, int T, int C, int NH, BufferView out, BufferView att, BufferView qkv,
                BufferView scratch) {
-  const Device device = out.device;
-  if (!attention_takes_flash(device, dt, B, T, C, NH)) return false;
-  if (aligned16(out.data) && aligned16(att.data) && aligned16(qkv.data)) return true;
-  if (att.numel < count(B * NH, T) * T || scratch.numel < 7 * count(B * T, C) + count(B * NH, T) * T)
-    throw std::invalid_argument("attention: views that are not 16-byte aligned take the materialised path, and att "
-                                "or scratch is sized for the flash path only");
-  return false;
+  return attention_takes_flash(out.device, dt, B, T, C, NH) &&
+         cuda::flash_attention_runs({out.data, att.data, qkv.data}, att.numel, scratch.numel, count(B * NH, T) * T,
+                                    7 * count(B * T, C) + count(B * NH, T) * T, "attention");
 }
 
 // (b, h, t, d) inside rows of `width` elements per token, head h at column offset + h*hs.
@@ -76,10 +66,7 @@ void attention_backward(ComputeContext& ctx, BufferView dqkv, BufferView dout, B
   auto* base = static_cast<char*>(scratch.data);
   if (use_flash(dt, B, T, C, NH, out, att, qkv, scratch)) {
     // Forward took the flash path: att holds statistics, so backward must take it too.
-    for (const void* p : {dqkv.data, dout.data, scratch.data})
-      if (!aligned16(p))
-        throw std::invalid_argument("attention backward: dqkv, dout and scratch must be 16-byte aligned when forward "
-                                    "took the flash path");
+    cuda::require_flash_backward_aligned({dqkv.data, dout.data, scratch.data}, "attention");
     auto* rows = static_cast<char*>(qkv.data);
     auto* drows = static_cast<char*>(dqkv.data);
     cuda::flash_attention_backward(flash_shape(B, T, C, NH), rows, rows + C * es, rows + 2 * C * es, out.data,

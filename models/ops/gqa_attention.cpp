@@ -94,11 +94,7 @@ using detail::check_act;
 using detail::sz;
 
 bool gqa_attention_takes_flash(Device device, DType dtype, int B, int T, int NH, int KV, int hs) {
-  // Every stride (the qkv rows of (NH + 2 KV) hs, the output rows of NH hs) a multiple of 8
-  // elements, and the grid's tiles over T, as for GPT-2's attention.
-  if (!device.is_cuda() || B < 1 || T < 2 || NH < 1 || KV < 1 || NH % KV != 0) return false;
-  return cuda::flash_attention_supported(dtype, hs, 8) &&
-         static_cast<std::int64_t>(T) <= static_cast<std::int64_t>(cuda::kMaxGridY) * cuda::kFlashTile;
+  return device.is_cuda() && KV >= 1 && NH % KV == 0 && cuda::flash_attention_takes(dtype, B, T, NH, hs);
 }
 
 std::size_t gqa_attention_saved_numel(Device device, DType dtype, int B, int T, int NH, int KV, int hs) {

@@ -7,7 +7,6 @@
 #include "models/ops/gqa_attention.h"
 
 #include <cstdint>
-#include <stdexcept>
 
 #include "models/cuda/attention_core.h"
 #include "models/cuda/cuda_context.h"
@@ -102,18 +101,12 @@ namespace zt::models::ops::on_cuda {
 namespace {
 std::size_t count(int a, int b) { return static_cast<std::size_t>(a) * static_cast<std::size_t>(b); }
 
-bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
-
-// As GPT-2's attention (attention.cu): forward and backward ask the same question of the same
-// buffers; views that are not 16-byte aligned take the materialised path, whose sizes they must have.
+// Whether this call takes the flash kernels (cuda::flash_attention_runs says why views matter).
 bool use_flash(DType dt, int B, int T, int NH, int KV, int hs, BufferView out, BufferView att, BufferView qkv,
                BufferView scratch) {
-  if (!gqa_attention_takes_flash(out.device, dt, B, T, NH, KV, hs)) return false;
-  if (aligned16(out.data) && aligned16(att.data) && aligned16(qkv.data)) return true;
-  if (att.numel < count(B * NH, T) * T || scratch.numel < 7 * count(B * T, NH * hs) + count(B * NH, T) * T)
-    throw std::invalid_argument("gqa attention: views that are not 16-byte aligned take the materialised path, and "
-                                "att or scratch is sized for the flash path only");
-  return false;
+  return gqa_attention_takes_flash(out.device, dt, B, T, NH, KV, hs) &&
+         cuda::flash_attention_runs({out.data, att.data, qkv.data}, att.numel, scratch.numel, count(B * NH, T) * T,
+                                    7 * count(B * T, NH * hs) + count(B * NH, T) * T, "gqa attention");
 }
 
 // q heads h, k and v heads h / (NH / KV), all inside qkv rows of (NH + 2 KV) hs elements: q at
@@ -156,10 +149,7 @@ void gqa_attention_backward(ComputeContext& ctx, BufferView dqkv, BufferView dou
   auto* base = static_cast<char*>(scratch.data);
   if (use_flash(dt, B, T, NH, KV, hs, out, att, qkv, scratch)) {
     // Forward took the flash path: att holds statistics, so backward must take it too.
-    for (const void* p : {dqkv.data, dout.data, scratch.data})
-      if (!aligned16(p))
-        throw std::invalid_argument("gqa attention backward: dqkv, dout and scratch must be 16-byte aligned when "
-                                    "forward took the flash path");
+    cuda::require_flash_backward_aligned({dqkv.data, dout.data, scratch.data}, "gqa attention");
     auto* rows = static_cast<char*>(qkv.data);
     auto* drows = static_cast<char*>(dqkv.data);
     const std::size_t k_at = NH * hs * es, v_at = (NH + KV) * hs * es;
