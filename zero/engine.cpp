@@ -99,6 +99,7 @@ ZeroEngine::~ZeroEngine() {
 }
 
 void ZeroEngine::init_parameters(std::uint64_t seed) {
+  if (gatherer_) gatherer_->invalidate();  // a prefetch may still read the shard
   const std::size_t owner = static_cast<std::size_t>(optimizer_.owner());
   std::vector<float> master(plan_.shard_numel(), 0.0f);
   for (std::size_t b = 0; b < model_.num_blocks(); ++b) {
@@ -110,10 +111,7 @@ void ZeroEngine::init_parameters(std::uint64_t seed) {
     if (options_.stage < 3) upload_f32(params_[b].view(), values.data(), ctx_.stream(), tracker_);
   }
   optimizer_.reset(master, ctx_.stream());
-  if (options_.stage == 3) {
-    upload_f32(param_shard_.view(), master.data(), ctx_.stream(), tracker_);
-    gatherer_->invalidate();
-  }
+  if (options_.stage == 3) upload_f32(param_shard_.view(), master.data(), ctx_.stream(), tracker_);
   optimizer_steps_ = 0;
 }
 
@@ -313,22 +311,26 @@ void ZeroEngine::optimizer_step(double lr, int local_stop_signal, StepStats& sta
     ++optimizer_steps_;
     const float multiplier = clip_coefficient(stats.grad_norm, options_.gradient_clipping) / static_cast<float>(scale) /
                              static_cast<float>(divisor);
+    if (gatherer_) gatherer_->invalidate();  // its gathered copies are about to go stale
+    auto publish = [this](std::size_t block) { publish_parameters(block); };
     if (const models::DeviceRates* rates = ctx_.emulation()) {  // the emulated device: its time, no arithmetic
-      models::occupy_device(models::optimizer_step_seconds(grad_shard_.numel(), options_.compute_dtype, *rates));
+      for (std::size_t b = 0; b < model_.num_blocks(); ++b) {
+        models::occupy_device(models::optimizer_step_seconds(plan_.block(b).chunk_numel, options_.compute_dtype, *rates));
+        publish(b);
+      }
     } else {
       optimizer_.update(grad_shard_.view(), lr, multiplier, optimizer_steps_,
                         [&](std::size_t block, std::size_t block_offset, std::size_t shard_offset, std::size_t count) {
                           return options_.stage < 3 ? params_[block].slice(block_offset, count).data
                                                     : param_shard_.slice(shard_offset, count).data;
                         },
-                        stream);
+                        publish, stream);
     }
   }
   fill_zero(grad_shard_.view(), stream);
   if (options_.stage < 2)
     for (Buffer& grad : block_grads_) fill_zero(grad.view(), stream);
   for (Buffer& accumulator : grad_accumulators_) fill_zero(accumulator.view(), stream);
-  if (!stats.skipped) sync_parameters();
 }
 
 std::unique_ptr<GradientReducer> ZeroEngine::make_reducer() {
@@ -371,22 +373,26 @@ void ZeroEngine::choose_bucket_size_now() {
               plan_.buckets().size(), choice.reason);
 }
 
-void ZeroEngine::sync_parameters() {
+void ZeroEngine::publish_parameters(std::size_t b) {
+  if (options_.stage == 0) return;  // every rank updated every parameter
   if (options_.stage == 3) {
-    gatherer_->invalidate();
+    const std::vector<std::size_t> first = blocks_read(0, false);
+    if (std::find(first.begin(), first.end(), b) != first.end()) gatherer_->prefetch(b);
     return;
   }
-  if (options_.stage == 0) return;  // every rank updated every parameter
+  const BlockPlacement& placement = plan_.block(b);
   const std::size_t r = static_cast<std::size_t>(comm_.rank());
-  for (std::size_t b = 0; b < model_.num_blocks(); ++b) {
-    const BlockPlacement& placement = plan_.block(b);
-    BufferView mine = params_[b].slice(r * placement.chunk_numel, placement.chunk_numel);
-    param_sync_[b] = comm_.all_gather(mine, params_[b].view(), ctx_.stream());
-    if (timeline_)
-      timeline_->add_collective(fmt::format("all_gather params {}", model_.block(b).name()), param_sync_[b],
-                                {{"block", b}});
-    other_works_.push_back(param_sync_[b]);
-  }
+  BufferView mine = params_[b].slice(r * placement.chunk_numel, placement.chunk_numel);
+  param_sync_[b] = comm_.all_gather(mine, params_[b].view(), ctx_.stream());
+  if (timeline_)
+    timeline_->add_collective(fmt::format("all_gather params {}", model_.block(b).name()), param_sync_[b],
+                              {{"block", b}});
+  other_works_.push_back(param_sync_[b]);
+}
+
+void ZeroEngine::sync_parameters() {
+  if (gatherer_) gatherer_->invalidate();
+  for (std::size_t b = 0; b < model_.num_blocks(); ++b) publish_parameters(b);
 }
 
 double ZeroEngine::eval_loss(const LoadMicroBatch& load) {
@@ -434,6 +440,7 @@ void ZeroEngine::download_optimizer_shard(OptimizerShard& into) {
 
 void ZeroEngine::set_params_from_master(const std::vector<float>& master) {
   if (options_.stage == 3) {
+    gatherer_->invalidate();  // a prefetch may still read the shard
     upload_f32(param_shard_.view(), master.data(), ctx_.stream(), tracker_);
     return;
   }

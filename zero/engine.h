@@ -14,8 +14,11 @@
 // micro-batch's backward reduces its buckets into the fp32 shard, which accumulates (DeepSpeed
 // does the same; keeping full gradients across micro-batches would defeat the partitioning).
 //
-// After the optimizer step, stages 1/2 all-gather each block's updated parameters on the comm
-// stream; the next forward waits for a block's gather only when it reaches that block.
+// The optimizer updates the shard block by block in forward order, and each block's new parameters
+// go out as soon as its update is enqueued: stages 1/2 all-gather the block on the comm stream,
+// stage 3 prefetches the blocks the next forward's first step needs. So the next forward's first
+// gathers run while the optimizer still updates the later blocks, and the next forward waits for a
+// block's gather only when it reaches that block.
 //
 // The parts: GradientReducer (buckets and their reductions during backward), ParamGatherer
 // (stage 3 gathers and prefetch), StepStatistics (the one all-reduce before the update),
@@ -127,7 +130,11 @@ class ZeroEngine {
   void optimizer_step(double lr, int local_stop_signal, StepStats& stats);
   // Compute-dtype parameters of this rank's chunks from fp32 master values of the shard.
   void set_params_from_master(const std::vector<float>& master);
-  void sync_parameters();
+  // The optimizer has updated block b's part of the shard: sends its new parameters where the next
+  // forward reads them (stages 1/2: the all-gather of the block; stage 3: a prefetch if the next
+  // forward's first step reads it; stage 0: nothing).
+  void publish_parameters(std::size_t block);
+  void sync_parameters();  // publish_parameters of every block, stale stage-3 gathers dropped first
   BufferView block_grad(std::size_t block);
   BufferView complete_grad(std::size_t block);
   double collective_ms(std::vector<Work>& works);

@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <exception>
 #include <utility>
 
+#include "core/log.h"
 
 namespace zt {
 
@@ -20,6 +22,16 @@ ParamGatherer::ParamGatherer(const PartitionPlan& plan, Communicator& comm, Stre
       persistence_threshold_(persistence_threshold),
       exposed_(exposed),
       tracker_(tracker) {}
+
+ParamGatherer::~ParamGatherer() {
+  for (auto& [block, g] : gathered_) {
+    try {
+      g.work.wait();
+    } catch (const std::exception& e) {
+      log::error("parameter all-gather of block {} failed while shutting down: {}", block, e.what());
+    }
+  }
+}
 
 bool ParamGatherer::persistent(std::size_t block) const { return plan_.block(block).numel <= persistence_threshold_; }
 

@@ -29,10 +29,15 @@ class ParamGatherer {
   ParamGatherer(const PartitionPlan& plan, Communicator& comm, Stream& compute, Device device, DType dtype,
                 std::size_t prefetch_numel, std::size_t persistence_threshold, ExposedTime& exposed,
                 MemoryTracker& tracker);
+  // Gathers still in flight write into buffers about to be freed: waits for them.
+  ~ParamGatherer();
 
   // The rank's shard of the compute-dtype parameters (in shard order) that gathers read from.
   void set_shard(BufferView shard) { shard_ = shard; }
   void begin_pass(std::vector<std::vector<std::size_t>> steps);
+  // Launches block's gather before the pass that needs it begins (the optimizer has just updated
+  // the block's shard; the next pass's first step will find it gathered).
+  void prefetch(std::size_t block) { launch(block); }
   // Returns the gathered flat parameter (padded) of each block of step i, in the step's order.
   std::vector<BufferView> enter(std::size_t step);
   void leave(std::size_t step);

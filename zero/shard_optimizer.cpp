@@ -1,6 +1,7 @@
 #include "zero/shard_optimizer.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "core/device_ops.h"
 #include "optim/optimizer_ops.h"
@@ -75,23 +76,29 @@ void ShardOptimizer::reset(const std::vector<float>& master, Stream& stream) {
 }
 
 void ShardOptimizer::update(BufferView grad_shard, double lr, float multiplier, std::int64_t step,
-                            const ParamsOut& params_out, Stream& stream) {
+                            const ParamsOut& params_out, const BlockUpdated& block_updated, Stream& stream) {
   OptimizerOps& ops = optimizer_ops(master_.device());
-  for (const Segment& s : segments_) {
-    AdamWStep update;
-    update.master = master_.data_as<float>() + s.shard_offset;
-    update.exp_avg = exp_avg_.data_as<float>() + s.shard_offset;
-    update.exp_avg_sq = exp_avg_sq_.data_as<float>() + s.shard_offset;
-    update.grad = grad_shard.as<float>() + s.shard_offset;
-    update.params_out = params_out(s.block, s.block_offset, s.shard_offset, s.count);
-    update.params_dtype = options_.compute_dtype;
-    update.count = s.count;
-    update.step = step;
-    update.grad_multiplier = multiplier;
-    update.hyper = options_.adamw.hyper(lr);
-    if (!s.decay) update.hyper.weight_decay = 0.0f;
-    ops.adamw(update, stream);
+  auto segment = segments_.begin();  // in block order (owned_ranges)
+  for (std::size_t block = 0; block < plan_.blocks().size(); ++block) {
+    for (; segment != segments_.end() && segment->block == block; ++segment) {
+      const Segment& s = *segment;
+      AdamWStep update;
+      update.master = master_.data_as<float>() + s.shard_offset;
+      update.exp_avg = exp_avg_.data_as<float>() + s.shard_offset;
+      update.exp_avg_sq = exp_avg_sq_.data_as<float>() + s.shard_offset;
+      update.grad = grad_shard.as<float>() + s.shard_offset;
+      update.params_out = params_out(s.block, s.block_offset, s.shard_offset, s.count);
+      update.params_dtype = options_.compute_dtype;
+      update.count = s.count;
+      update.step = step;
+      update.grad_multiplier = multiplier;
+      update.hyper = options_.adamw.hyper(lr);
+      if (!s.decay) update.hyper.weight_decay = 0.0f;
+      ops.adamw(update, stream);
+    }
+    if (block_updated) block_updated(block);
   }
+  if (segment != segments_.end()) throw std::logic_error("shard optimizer: a segment out of block order");
 }
 
 void ShardOptimizer::download(Stream& stream, HostState& into) const {

@@ -47,10 +47,14 @@ class ShardOptimizer {
   void reset(const std::vector<float>& master, Stream& stream);
   // AdamW on every owned range: grad_shard (f32) times multiplier (unscaling and clipping). The
   // new weights go, in the compute dtype, to params_out(block, block_offset, shard_offset, count).
+  // Blocks are updated in order, and block_updated(b) is called once b's ranges are enqueued, for
+  // every block, owned ranges or not: what reads b's new weights can start while later blocks are
+  // updated.
   using ParamsOut = std::function<void*(std::size_t block, std::size_t block_offset, std::size_t shard_offset,
                                         std::size_t count)>;
+  using BlockUpdated = std::function<void(std::size_t block)>;
   void update(BufferView grad_shard, double lr, float multiplier, std::int64_t step, const ParamsOut& params_out,
-              Stream& stream);
+              const BlockUpdated& block_updated, Stream& stream);
 
   struct HostState {
     std::vector<float> master, exp_avg, exp_avg_sq;  // the whole shard, padding included (zeros)

@@ -1,6 +1,7 @@
 #include "zero/step_time_model.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 
@@ -30,24 +31,38 @@ double ring_seconds(double bytes, int world_size, const LinkModel& given, int ph
 
 double sum(const std::vector<double>& values) { return std::accumulate(values.begin(), values.end(), 0.0); }
 
-// The time each block's gather ends when all are issued at 0 in `order` on a free link (0 for
-// every block when there are no gathers).
-std::vector<double> gather_ends(const std::vector<double>& gather_s, const std::vector<std::size_t>& order) {
+// The time each block's gather ends when they are issued in `order`, block b at issue[b] (0 for
+// every block when issue is empty), each on the link once it is free (0 for every block when there
+// are no gathers).
+std::vector<double> gather_ends(const std::vector<double>& gather_s, const std::vector<std::size_t>& order,
+                                const std::vector<double>& issue = {}) {
   std::vector<double> ends(order.size(), 0.0);
-  double link = 0.0;
+  double link = -std::numeric_limits<double>::infinity();  // free until the first issue
   if (!gather_s.empty())
-    for (std::size_t b : order) ends[b] = link += gather_s[b];
+    for (std::size_t b : order) ends[b] = link = std::max(link, issue.empty() ? 0.0 : issue[b]) + gather_s[b];
   return ends;
 }
 
-// E_f: how much later than T_f forward ends when every block waits for its gather.
-double forward_exposed(const std::vector<double>& share, double t_fwd, const std::vector<double>& gather_s) {
+// E_f: how much later than T_f forward ends when every block waits for its gather, issued at
+// issue[b] relative to forward's start (before it: negative).
+double forward_exposed(const std::vector<double>& share, double t_fwd, const std::vector<double>& gather_s,
+                       const std::vector<double>& issue = {}) {
   std::vector<std::size_t> order(share.size());
   std::iota(order.begin(), order.end(), 0);
-  const std::vector<double> ready = gather_ends(gather_s, order);
+  const std::vector<double> ready = gather_ends(gather_s, order, issue);
   double t = 0.0;
   for (std::size_t b : order) t = std::max(t, ready[b]) + share[b] * t_fwd;
   return std::max(0.0, t - t_fwd);  // the shares' sum may round to just below 1
+}
+
+// When each block's new parameters can go out, relative to the end of the optimizer step (the
+// next forward's start): the optimizer updates the blocks in order, block b's update ending
+// optimizer_s · (its share and the shares before it). Empty when no shares are given: all at 0.
+std::vector<double> published_at(const std::vector<double>& optimizer_share, double optimizer_s) {
+  std::vector<double> at;
+  double done = 0.0;
+  for (double share : optimizer_share) at.push_back(optimizer_s * (std::min(1.0, done += share) - 1.0));
+  return at;
 }
 
 // E_b: how much later than the sum of `block_s` (each block's backward, its recompute included)
@@ -90,6 +105,10 @@ void check(const StepTimeInputs& in) {
   if ((!in.block_tied_gather_bytes.empty() && in.block_tied_gather_bytes.size() != blocks) ||
       (!in.block_backward_reads_params.empty() && in.block_backward_reads_params.size() != blocks))
     throw std::invalid_argument("predict_step_time: tied gathers and backward reads are per block, or not given");
+  if (!in.block_optimizer_share.empty() && in.block_optimizer_share.size() != blocks)
+    throw std::invalid_argument("predict_step_time: optimizer shares are per block, or not given");
+  for (double s : in.block_optimizer_share)
+    if (!(s >= 0.0)) throw std::invalid_argument("predict_step_time: an optimizer share must not be negative");
   if (!in.block_recompute_s.empty() && in.block_recompute_s.size() != blocks)
     throw std::invalid_argument("predict_step_time: recompute times are per block, or not given");
   for (double s : in.block_recompute_s)
@@ -133,8 +152,9 @@ StepTimePrediction predict_step_time(const StepTimeInputs& in) {
 
   StepTimePrediction p;
   p.compute_s = g * (in.micro_batch_compute_s + sum(in.block_recompute_s)) + in.optimizer_s;
+  const std::vector<double> published = published_at(in.block_optimizer_share, in.optimizer_s);
   if (in.stage < 3) {
-    const double e_fwd = forward_exposed(w, t_fwd, gather);
+    const double e_fwd = forward_exposed(w, t_fwd, gather, published);
     const double e_bwd = backward_exposed(backward_s, {}, reduce, in.bucket_ready_block);
     p.comm_s = reductions * r + a + statistics;
     p.exposed_s = reductions * e_bwd + (in.stage > 0 ? e_fwd : 0.0) + statistics;
@@ -151,9 +171,16 @@ StepTimePrediction predict_step_time(const StepTimeInputs& in) {
       if (!in.block_backward_reads_params[b]) backward_gather[b] = 0.0;
     backward_gather.back() = 0.0;
     p.comm_s = reductions * r + g * (sum(forward_gather) + sum(backward_gather)) + statistics;
-    p.exposed_s = g * (forward_exposed(w, t_fwd, forward_gather) +
-                       backward_exposed(backward_s, backward_gather, reduce, in.bucket_ready_block)) +
-                  statistics;
+    // The first forward of a step finds its first block's gather issued as soon as the optimizer
+    // updated that block; later micro batches' forwards gather it when they begin.
+    std::vector<double> first_issue;
+    if (!published.empty()) {
+      first_issue.assign(w.size(), 0.0);
+      first_issue[0] = published[0];
+    }
+    p.exposed_s = g * backward_exposed(backward_s, backward_gather, reduce, in.bucket_ready_block) +
+                  (g - 1) * forward_exposed(w, t_fwd, forward_gather) +
+                  forward_exposed(w, t_fwd, forward_gather, first_issue) + statistics;
   }
   p.step_s = p.compute_s + p.exposed_s;
   p.step_without_overlap_s = p.compute_s + p.comm_s;
@@ -177,6 +204,9 @@ StepTimeInputs step_time_inputs(const models::Model& model, const ZeroOptions& o
   }
   in.micro_batch_compute_s = sum(in.block_compute_share);
   in.optimizer_s = models::optimizer_step_seconds(plan.shard_numel(), options.compute_dtype, rates);
+  for (std::size_t b = 0; b < blocks; ++b)
+    in.block_optimizer_share.push_back(static_cast<double>(plan.block(b).chunk_numel) /
+                                       static_cast<double>(plan.shard_numel()));
   for (double& w : in.block_compute_share)
     w = in.micro_batch_compute_s > 0.0 ? w / in.micro_batch_compute_s : 1.0 / static_cast<double>(blocks);
 

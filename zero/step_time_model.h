@@ -38,15 +38,19 @@
 //     reduction's end) − (T_b + R_c).
 //   Forward: blocks run from first to last; block b waits for its gather, then runs w_b·T_f.
 //     E_f = forward's end − T_f.
-//   Gathers are all issued when their pass begins, in the order the pass needs them (stages 1/2:
-//   right after the update; stage 3: an unlimited prefetch), so a reduction issued during a
-//   stage-3 backward waits behind the gathers issued before it.
+//   Gathers are issued in the order the pass needs them: stages 1/2 each block's as soon as the
+//   optimizer, which updates the blocks in forward order taking o_b of T_opt each (in proportion
+//   to its part of the shard), has updated it, so the first gathers run during the rest of the
+//   update; stage 3 the first block's so too before a step's first forward, and the others when
+//   their pass begins (an unlimited prefetch), so a reduction issued during a stage-3 backward
+//   waits behind the gathers issued before it.
 //   exposed   = M·E_b + σ                 stage 0
 //             = M·E_b + E_f + σ           stages 1, 2
-//             = G·(E_f + E_b) + σ         stage 3
+//             = G·E_b + E_f' + (G−1)·E_f + σ   stage 3 (E_f': the first forward, its first
+//                                        gather issued during the update)
 //   step      = T_compute + exposed;   without overlap: T_compute + T_comm.
 // So what no schedule can hide shows: the buckets of the first blocks (ready only when backward
-// ends) and the first block's gather (needed before forward can begin).
+// ends) and the part of the first block's gather that the rest of the update does not cover.
 //
 // What it ignores, on purpose: memory-bound work other than AdamW (not in the FLOPs), the CPU
 // that communication takes from compute on the same cores, a block's gradient being ready before
@@ -87,6 +91,9 @@ struct StepTimeInputs {
   int micro_batches = 1;                 // gradient accumulation steps G
   double micro_batch_compute_s = 0.0;    // T_micro: forward + backward of one micro batch
   double optimizer_s = 0.0;              // T_opt: the AdamW step over this rank's shard, once per step
+  // Each block's share of T_opt, blocks in forward order (the order the optimizer updates them);
+  // empty: every block's new parameters go out when the whole update ends.
+  std::vector<double> block_optimizer_share;
   std::vector<double> block_compute_share;     // w_b, blocks in forward order; they sum to 1
   std::vector<double> bucket_comm_bytes;       // s_k, launch order
   std::vector<std::size_t> bucket_ready_block;  // b_k

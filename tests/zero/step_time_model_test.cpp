@@ -148,6 +148,36 @@ TEST(StepTimeModel, StagesOneAndTwoAddTheParameterGathersBeforeEachBlocksForward
   EXPECT_DOUBLE_EQ(p.exposed_s, 0.5 + (3.0 + 1.0 / 3 - 1.0));
 }
 
+TEST(StepTimeModel, EachBlocksGatherStartsOnceTheOptimizerUpdatedIt) {
+  // The optimizer (0.6 s) updates block 0 (half of it), then blocks 1 and 2 (a quarter each): their
+  // new parameters go out 0.3 s, 0.15 s and 0 s before forward begins. Gathers of 0.5 s end at
+  // 0.2, 0.7 and 1.2 s; forward runs block 0 at 0.2, waits for block 1 until 0.7 and for block 2
+  // until 1.2 s, and ends at 1.2 + 1/3 s.
+  for (int stage : {1, 2}) {
+    SCOPED_TRACE(stage);
+    StepTimeInputs in = three_blocks(stage);
+    in.optimizer_s = 0.6;
+    in.block_optimizer_share = {0.5, 0.25, 0.25};
+    const StepTimePrediction p = predict_step_time(in);
+    EXPECT_DOUBLE_EQ(p.compute_s, 3.6);
+    EXPECT_DOUBLE_EQ(p.comm_s, 1.5 + 1.5);
+    EXPECT_DOUBLE_EQ(p.exposed_s, 0.5 + (1.2 + 1.0 / 3 - 1.0));
+    in.block_optimizer_share.clear();  // all at the update's end: as before, 5/6 s in forward
+    EXPECT_DOUBLE_EQ(predict_step_time(in).exposed_s, 0.5 + 5.0 / 6);
+  }
+  // Stage 3: only the first block's gather of the step's first forward goes out early (0.3 s);
+  // the others, and the second micro batch's, are issued when their forward begins.
+  StepTimeInputs in = three_blocks(3);
+  in.micro_batches = 2;
+  in.optimizer_s = 0.6;
+  in.block_optimizer_share = {0.5, 0.25, 0.25};
+  const StepTimePrediction p = predict_step_time(in);
+  // First forward: gathers end at 0.2, 0.7, 1.2 s (as above); the second's as without (5/6 s).
+  EXPECT_DOUBLE_EQ(p.exposed_s, 2 * 0.5 + 5.0 / 6 + (1.2 + 1.0 / 3 - 1.0));
+  in.block_optimizer_share = {0.5, 0.5};
+  EXPECT_THROW(predict_step_time(in), std::invalid_argument);
+}
+
 TEST(StepTimeModel, StageTwoReducesEveryMicroBatchStageOneOnce) {
   StepTimeInputs in = three_blocks(1);
   in.micro_batches = 2;
