@@ -44,6 +44,17 @@ struct BlockIO {
   const ops::TokenIndex* token_index = nullptr;  // of the model input, for the embedding backward
 };
 
+// What a lookup block's backward does, for a block whose backward does only that (an embedding):
+// position t of a sequence whose token is k adds its output gradient, a row of `width` values, to
+// the row starting at token_table + k * width of the block's flat gradient and, if the block has a
+// position table, to the row starting at *position_table + t * width. It lets the engine send a
+// lookup's gradient as the rows a batch touched (zero/lookup_rows.h) instead of the whole table.
+struct LookupRows {
+  std::size_t width = 0;
+  std::size_t token_table = 0;
+  std::optional<std::size_t> position_table;
+};
+
 struct BlockParams {
   BufferView params;       // this block's flat parameter (param_count() elements, compute dtype)
   BufferView tied_params;  // the flat parameter of tied_block(), if any
@@ -70,6 +81,8 @@ class Block {
   // the output gradient), so ZeRO-3 need not gather them for its backward. A tied block's
   // parameters are still needed by the block tied to it.
   virtual bool backward_reads_params() const { return true; }
+  // A lookup block (LookupRows) says what its backward adds where; other blocks nothing.
+  virtual std::optional<LookupRows> lookup_rows() const { return std::nullopt; }
 
   // Elements of the output for a micro batch (B, T); the loss block's output is f32 (B*T).
   virtual std::size_t output_numel(int B, int T) const = 0;

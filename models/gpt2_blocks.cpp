@@ -27,6 +27,11 @@ GPT2EmbeddingBlock::GPT2EmbeddingBlock(const GPT2Config& c) : c_(c) {
   layout_.add("wpe", {static_cast<std::size_t>(c.block_size), C}, InitRule::normal(kInitStd), true, /*embedding=*/true);
 }
 
+std::optional<LookupRows> GPT2EmbeddingBlock::lookup_rows() const {
+  const std::size_t C = c_.n_embd;
+  return LookupRows{C, layout_.tensors()[0].offset, layout_.tensors()[1].offset};  // wte by token, wpe by place
+}
+
 std::size_t GPT2EmbeddingBlock::output_numel(int B, int T) const { return sz(B * T, c_.n_embd); }
 
 void GPT2EmbeddingBlock::forward(ComputeContext& ctx, const BlockParams& p, const BlockIO& io) {

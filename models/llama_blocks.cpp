@@ -32,6 +32,10 @@ LlamaEmbeddingBlock::LlamaEmbeddingBlock(const LlamaConfig& c) : c_(c) {
               InitRule::normal(kInitStd), true, /*embedding=*/true);
 }
 
+std::optional<LookupRows> LlamaEmbeddingBlock::lookup_rows() const {
+  return LookupRows{static_cast<std::size_t>(c_.n_embd), layout_.tensors()[0].offset, std::nullopt};
+}
+
 std::size_t LlamaEmbeddingBlock::output_numel(int B, int T) const { return sz(B * T, c_.n_embd); }
 
 void LlamaEmbeddingBlock::forward(ComputeContext& ctx, const BlockParams& p, const BlockIO& io) {

@@ -15,6 +15,7 @@ class LlamaEmbeddingBlock final : public Block {
   std::string name() const override { return "embedding"; }
   const ParamLayout& layout() const override { return layout_; }
   bool backward_reads_params() const override { return false; }
+  std::optional<LookupRows> lookup_rows() const override;
   std::size_t output_numel(int B, int T) const override;
   std::vector<ActivationSlot> saved_slots(int, int, Device, DType) const override { return {}; }
   std::vector<ActivationSlot> scratch_slots(int, int, Device, DType) const override { return {}; }

@@ -74,6 +74,10 @@ ZeroEngine::ZeroEngine(const models::Model& model, models::ComputeContext& ctx, 
   grad_shard_ = Buffer(device, DType::f32, plan_.shard_numel(), MemCategory::grads, tracker);
   param_sync_.resize(blocks);
   choose_bucket_size_after_step_ = options.reduce_bucket_size == kAutoBucketSize && comm.world_size() > 1;
+  rows_block_ = rows_exchanged_block(model, options, comm.world_size(), micro_batch, seq_len, device);
+  if (rows_block_)
+    rows_exchange_ = std::make_unique<LookupRowsExchange>(model, *rows_block_, plan_, micro_batch, seq_len, comm,
+                                                          ctx.stream(), device, dtype, exposed_, tracker);
   reducer_ = make_reducer();
   reserve_comm_workspace();
   if (options.stage == 3) {
@@ -119,6 +123,7 @@ void ZeroEngine::set_timeline(trace::Timeline* timeline) {
   timeline_ = timeline;
   reducer_->set_timeline(timeline);
   if (gatherer_) gatherer_->set_timeline(timeline);
+  if (rows_exchange_) rows_exchange_->set_timeline(timeline);
 }
 
 models::BlockParams ZeroEngine::block_params(std::size_t block, const std::vector<BufferView>& gathered,
@@ -220,6 +225,13 @@ void ZeroEngine::forward_backward(models::Activations& acts, bool boundary) {
     const std::size_t step = n + (n - 1 - b);
     std::vector<BufferView> gathered;
     if (gatherer_) gathered = gatherer_->enter(step);
+    if (reduce_now && b == rows_block_) {
+      // Its lookup gradient goes out as rows; the blocks tied to it completed the rest, which is
+      // being reduced already (zero/lookup_rows.h).
+      rows_exchange_->launch(acts.input(), acts.d_output(b));
+      if (gatherer_) gatherer_->leave(step);
+      continue;
+    }
     BufferView tied_grad = tied_to_[b] ? block_grad(*tied_to_[b]) : BufferView{};
     const models::BlockParams params = block_params(b, gathered, model_.block(b).backward_reads_params());
     if (acts.recomputes(b)) {
@@ -245,7 +257,13 @@ void ZeroEngine::forward_backward(models::Activations& acts, bool boundary) {
   }
   if (choose_bucket_size_after_step_) backward_end_ = ctx_.stream().record();
   if (reduce_now) {
-    reducer_->finish();
+    for (std::size_t packed : reducer_->finish())
+      if (options_.stage >= 2) block_grads_[packed] = Buffer();
+    if (rows_exchange_) {
+      // Averaged as the reductions average (or summed where the shard keeps the ranks' sum).
+      const float scale = static_cast<float>(reducer_->sum_divisor()) / static_cast<float>(comm_.world_size());
+      rows_exchange_->add_into(grad_shard_.view(), optimizer_.owner(), scale);
+    }
   } else {
     accumulate_micro_batch_grads();
   }
@@ -337,7 +355,7 @@ std::unique_ptr<GradientReducer> ZeroEngine::make_reducer() {
   return std::make_unique<GradientReducer>(plan_, tied_to_, comm_, ctx_.stream(), ctx_.device(), options_.comm_dtype,
                                            options_.overlap_comm,
                                            std::max<std::size_t>(2, bucket_buffer_count(plan_, options_)), exposed_,
-                                           tracker_);
+                                           tracker_, rows_block_);
 }
 
 void ZeroEngine::reserve_comm_workspace() {
@@ -466,6 +484,8 @@ double ZeroEngine::collective_ms(std::vector<Work>& works) {
   for (Work& w : reducer_->take_completed_works()) all.push_back(std::move(w));
   if (gatherer_)
     for (Work& w : gatherer_->take_completed_works()) all.push_back(std::move(w));
+  if (rows_exchange_)
+    for (Work& w : rows_exchange_->take_completed_works()) all.push_back(std::move(w));
   double total = 0.0;
   std::vector<Work> running;
   for (Work& work : all) {

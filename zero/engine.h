@@ -42,6 +42,7 @@
 #include "zero/engine_options.h"
 #include "zero/exposed_time.h"
 #include "zero/gradient_reducer.h"
+#include "zero/lookup_rows.h"
 #include "zero/param_gatherer.h"
 #include "zero/partition.h"
 #include "zero/shard_optimizer.h"
@@ -166,6 +167,9 @@ class ZeroEngine {
   StepStatistics statistics_;
   std::vector<Work> param_sync_;       // stages 1/2: each block's pending all-gather
   std::unique_ptr<GradientReducer> reducer_;
+  // The tied embedding whose lookup gradient goes out as rows (zero/lookup_rows.h), if any.
+  std::optional<std::size_t> rows_block_;
+  std::unique_ptr<LookupRowsExchange> rows_exchange_;
   bool choose_bucket_size_after_step_ = false;  // reduce_bucket_size: auto, before the first step's end
   Event backward_begin_, backward_end_;         // the last micro-batch's backward, while choosing
   std::unique_ptr<ParamGatherer> gatherer_;

@@ -35,6 +35,11 @@ inline constexpr std::size_t kDefaultPersistenceThreshold = 100'000;
 // The dtype gradients are reduced in; `compute` = the same as the compute dtype.
 enum class CommDataType { fp32, bf16, fp16, compute };
 
+// How a tied embedding's gradient is reduced (zero/lookup_rows.h): as one dense gradient after
+// backward, or the LM head's part during backward and the lookup's as the rows the batch touched;
+// automatic picks rows where they are fewer bytes (on CPU devices).
+enum class EmbeddingGradient { automatic, rows, dense };
+
 // The zero_optimization section: these are the keys' defaults.
 struct ZeroConfig {
   int stage = 0;                                    // 0, 1, 2 or 3
@@ -47,6 +52,7 @@ struct ZeroConfig {
   std::size_t stage3_prefetch_bucket_size = kDefaultPrefetchBucketSize;        // elements gathered ahead of use
   std::size_t stage3_param_persistence_threshold = kDefaultPersistenceThreshold;  // blocks this small stay gathered
   CommDataType communication_data_type = CommDataType::fp32;  // resolved into ZeroOptions::comm_dtype
+  EmbeddingGradient embedding_gradient = EmbeddingGradient::automatic;
   bool operator==(const ZeroConfig&) const = default;
 };
 

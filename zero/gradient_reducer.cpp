@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <utility>
 
@@ -11,7 +12,8 @@ namespace zt {
 
 GradientReducer::GradientReducer(const PartitionPlan& plan, std::vector<std::optional<std::size_t>> tied_to,
                                  Communicator& comm, Stream& compute, Device device, DType comm_dtype, bool overlap,
-                                 std::size_t buffers, ExposedTime& exposed, MemoryTracker& tracker)
+                                 std::size_t buffers, ExposedTime& exposed, MemoryTracker& tracker,
+                                 std::optional<std::size_t> rows_block)
     : plan_(plan),
       comm_(comm),
       compute_(compute),
@@ -21,9 +23,15 @@ GradientReducer::GradientReducer(const PartitionPlan& plan, std::vector<std::opt
       all_reduce_(plan.reduction() != GradientReduction::reduce_scatter),
       tied_to_(std::move(tied_to)),
       contributors_(plan.blocks().size(), 1),
+      rows_block_(rows_block),
       exposed_(exposed) {
   for (std::size_t b = 0; b < tied_to_.size(); ++b)
     if (tied_to_[b]) ++contributors_.at(*tied_to_[b]);
+  if (rows_block_) {  // its own backward is the rows exchange: only the blocks tied to it contribute
+    if (contributors_.at(*rows_block_) < 2)
+      throw std::invalid_argument("gradient reducer: a block exchanged as rows needs a block tied to it");
+    --contributors_[*rows_block_];
+  }
   if (plan.shards() != (all_reduce_ ? 1 : comm.world_size()))
     throw std::invalid_argument("gradient reducer: a reduce-scatter needs one shard per rank, an all-reduce one shard");
   if (in_place_ && comm_dtype != DType::f32)
@@ -46,37 +54,81 @@ void GradientReducer::begin(BufferView grad_shard, std::function<BufferView(std:
   unpacked_.clear();
   for (const BucketPlacement& bucket : plan_.buckets()) unpacked_.push_back(bucket.pieces.size());
   slot_of_bucket_.assign(plan_.buckets().size(), std::nullopt);
+  rows_block_complete_ = false;
+  rows_grad_ = {};
+  deferred_.clear();
+  rows_buckets_left_ = rows_block_ ? plan_.block(*rows_block_).buckets.size() : 0;
 }
 
 std::vector<std::size_t> GradientReducer::block_ready(std::size_t block) {
+  if (block == rows_block_) throw std::logic_error("gradient reducer: the rows block's backward is its rows exchange");
   std::vector<std::size_t> packed;
   auto contribute = [&](std::size_t b) {
     if (pending_.at(b) == 0) throw std::logic_error("gradient reducer: a block reported ready twice");
-    if (--pending_[b] == 0) {
-      pack(b);
+    if (--pending_[b] != 0) return;
+    if (b == rows_block_) {
+      defer_rows_block(packed);
+    } else {
+      pack(b, packed);
       packed.push_back(b);
     }
   };
   contribute(block);
   if (tied_to_.at(block)) contribute(*tied_to_[block]);
+  if (!deferred_.empty()) {
+    const std::size_t bucket = deferred_.front();
+    deferred_.pop_front();
+    pack_rows_piece(bucket, packed);
+  }
   return packed;
 }
 
-void GradientReducer::pack(std::size_t block) {
-  if (in_place_) {  // the gradient already lies in its buckets
-    for (std::size_t bucket : plan_.block(block).buckets)
-      if (--unpacked_.at(bucket) == 0) launch(bucket);
-    return;
-  }
-  BufferView grad = block_grad_(block);
+void GradientReducer::pack(std::size_t block, std::vector<std::size_t>& packed) {
+  BufferView grad = in_place_ ? BufferView{} : block_grad_(block);
   // The block's pieces in bucket order: a bucket filled by this block is launched before the
-  // next piece is packed, so its reduction runs while the rest of the block is copied.
+  // next piece is packed, so its reduction runs while the rest of the block is copied. In place
+  // the gradient already lies in its buckets.
   for (std::size_t bucket : plan_.block(block).buckets) {
+    if (!in_place_) {
+      Slot& slot = acquire_slot(bucket);
+      for (const BucketPiece& piece : plan_.bucket(bucket).pieces)
+        if (piece.block == block) pack_piece(piece, grad, slot, bucket);
+    }
+    if (--unpacked_.at(bucket) == 0) {
+      launch(bucket);
+    } else if (unpacked_[bucket] == 1 && rows_piece_waits_in(bucket)) {
+      pack_rows_piece(bucket, packed);
+    }
+  }
+}
+
+bool GradientReducer::rows_piece_waits_in(std::size_t bucket) const {
+  if (!rows_block_complete_) return false;
+  const auto& buckets = plan_.block(*rows_block_).buckets;
+  return std::find(buckets.begin(), buckets.end(), bucket) != buckets.end() &&
+         std::find(deferred_.begin(), deferred_.end(), bucket) == deferred_.end();
+}
+
+void GradientReducer::defer_rows_block(std::vector<std::size_t>& packed) {
+  rows_block_complete_ = true;
+  if (!in_place_) rows_grad_ = block_grad_(*rows_block_);
+  for (std::size_t bucket : plan_.block(*rows_block_).buckets) {
+    if (plan_.bucket(bucket).pieces.size() == 1) {
+      deferred_.push_back(bucket);
+    } else if (unpacked_.at(bucket) == 1) {  // its other blocks are packed already
+      pack_rows_piece(bucket, packed);
+    }  // else packed with the last of its other blocks (pack)
+  }
+}
+
+void GradientReducer::pack_rows_piece(std::size_t bucket, std::vector<std::size_t>& packed) {
+  if (!in_place_) {
     Slot& slot = acquire_slot(bucket);
     for (const BucketPiece& piece : plan_.bucket(bucket).pieces)
-      if (piece.block == block) pack_piece(piece, grad, slot, bucket);
-    if (--unpacked_.at(bucket) == 0) launch(bucket);
+      if (piece.block == *rows_block_) pack_piece(piece, rows_grad_, slot, bucket);
   }
+  if (--unpacked_.at(bucket) == 0) launch(bucket);
+  if (--rows_buckets_left_ == 0) packed.push_back(*rows_block_);
 }
 
 void GradientReducer::pack_piece(const BucketPiece& piece, BufferView grad, Slot& slot, std::size_t bucket) {
@@ -158,12 +210,16 @@ void GradientReducer::drain(Slot& slot) {
   slot.work = Work();
 }
 
-void GradientReducer::finish() {
+std::vector<std::size_t> GradientReducer::finish() {
+  std::vector<std::size_t> packed;
+  for (; !deferred_.empty(); deferred_.pop_front()) pack_rows_piece(deferred_.front(), packed);
   for (std::size_t b = 0; b < pending_.size(); ++b)
     if (pending_[b] != 0) throw std::logic_error("gradient reducer: backward finished with blocks not reported");
+  if (rows_buckets_left_ != 0) throw std::logic_error("gradient reducer: the rows block's buckets were not all packed");
   for (const auto& [bucket, work] : std::exchange(in_place_works_, {})) wait(bucket, work);
   // Drain in launch order: the slot filled first holds the older reduction.
   for (std::size_t i = 0; i < slots_.size(); ++i) drain(slots_[(next_slot_ + i) % slots_.size()]);
+  return packed;
 }
 
 }  // namespace zt

@@ -15,6 +15,12 @@
 // the same values in the same order into the shard, so the results are bitwise identical; only
 // the step time differs.
 //
+// A block exchanged as rows (rows_block: a tied embedding, zero/lookup_rows.h) is complete when
+// the blocks tied to it ran backward (its own backward is the rows exchange, which the engine
+// runs). Its buckets are then reduced while the rest of backward runs, one packed after each
+// later block's backward, so that they do not all wait for free bucket buffers at once; a bucket
+// it shares with other blocks goes with the last of them.
+//
 // The plan says which collective (PartitionPlan::reduction, partition.h). In place: the block
 // gradients are ranges of the
 // fp32 shard itself, which is laid out as the buckets cut it. A full bucket is reduced where it
@@ -24,6 +30,7 @@
 #pragma once
 
 #include <cstddef>
+#include <deque>
 #include <functional>
 #include <optional>
 #include <utility>
@@ -43,18 +50,20 @@ class GradientReducer {
   // Waits of the compute stream for reductions are measured into exposed.
   GradientReducer(const PartitionPlan& plan, std::vector<std::optional<std::size_t>> tied_to, Communicator& comm,
                   Stream& compute, Device device, DType comm_dtype, bool overlap, std::size_t buffers,
-                  ExposedTime& exposed, MemoryTracker& tracker);
+                  ExposedTime& exposed, MemoryTracker& tracker, std::optional<std::size_t> rows_block = std::nullopt);
 
   // Starts a backward pass whose gradients are reduced into grad_shard (f32, shard_numel);
   // block_grad(b) is block b's complete gradient (any dtype, b's numel elements), asked for once
   // the block and every block tied to it ran backward. In place, block_grad(b) must be b's range
   // of grad_shard.
   void begin(BufferView grad_shard, std::function<BufferView(std::size_t)> block_grad);
-  // Block b ran backward. Returns the blocks whose gradients were complete and have now been
-  // copied into their buckets (their buffers may be reused once the compute stream passes this point).
+  // Block b ran backward (never the rows block). Returns the blocks whose gradients were complete
+  // and have now been copied into their buckets (their buffers may be reused once the compute
+  // stream passes this point).
   std::vector<std::size_t> block_ready(std::size_t block);
-  // Waits for every reduction of this pass and folds it into the shard.
-  void finish();
+  // Waits for every reduction of this pass and folds it into the shard. Returns the blocks packed
+  // only now (the rows block's last buckets), as block_ready does.
+  std::vector<std::size_t> finish();
   std::vector<Work> take_completed_works() { return std::exchange(works_, {}); }
   // What the reduced shard must be divided by to give the ranks' average: 1, or the world size in
   // place.
@@ -68,7 +77,11 @@ class GradientReducer {
     std::optional<std::size_t> bucket;  // the bucket whose reduction uses it
     Work work;
   };
-  void pack(std::size_t block);
+  void pack(std::size_t block, std::vector<std::size_t>& packed);
+  // The rows block is complete: its buckets wait in deferred_, or go with their other blocks.
+  void defer_rows_block(std::vector<std::size_t>& packed);
+  void pack_rows_piece(std::size_t bucket, std::vector<std::size_t>& packed);
+  bool rows_piece_waits_in(std::size_t bucket) const;
   void pack_piece(const BucketPiece& piece, BufferView grad, Slot& slot, std::size_t bucket);
   void launch(std::size_t bucket);
   Slot& acquire_slot(std::size_t bucket);
@@ -85,6 +98,11 @@ class GradientReducer {
   std::vector<std::optional<std::size_t>> tied_to_;
   std::vector<std::size_t> contributors_;  // per block: itself + the blocks tied to it
   std::vector<std::size_t> pending_;       // per block: contributors that have not run backward
+  std::optional<std::size_t> rows_block_;
+  bool rows_block_complete_ = false;       // this pass
+  BufferView rows_grad_;                   // its gradient, asked for once when it completed
+  std::deque<std::size_t> deferred_;       // its own buckets, not packed yet
+  std::size_t rows_buckets_left_ = 0;      // its buckets not packed yet
   std::function<BufferView(std::size_t)> block_grad_;
   std::vector<std::size_t> unpacked_;      // per bucket: pieces not packed yet
   std::vector<std::optional<std::size_t>> slot_of_bucket_;

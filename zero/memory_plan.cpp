@@ -7,6 +7,7 @@
 
 #include "models/activations.h"
 #include "core/memory.h"
+#include "zero/lookup_rows.h"
 
 namespace zt {
 
@@ -59,6 +60,8 @@ MemoryPlan plan_memory(const models::Model& model, const ZeroOptions& options, i
     bucket_numel = std::max(buffer_budget(plan, options), 2 * largest);
   }
   m.buckets = in_place ? 0 : static_cast<std::int64_t>(bucket_numel * dtype_size(options.comm_dtype));
+  if (const auto rows = rows_exchanged_block(model, options, world_size, micro_batch, seq_len, device))
+    m.buckets += static_cast<std::int64_t>(lookup_rows_buffer_bytes(model, *rows, options, world_size, micro_batch, seq_len));
   m.activations =
       static_cast<std::int64_t>(models::Activations::bytes_needed(model, micro_batch, seq_len, device, options.compute_dtype,
                                                                 options.recompute_every));

@@ -28,7 +28,8 @@ struct MemoryPlan {
   std::int64_t params = 0;       // compute-dtype parameters (stage 3: the shard)
   std::int64_t grads = 0;        // block gradients (stages 0/1; + fp32 accumulators) + the fp32 gradient shard
   std::int64_t optimizer = 0;    // fp32 master, exp_avg, exp_avg_sq of the shard
-  std::int64_t buckets = 0;      // the gradient bucket buffers (reduce_bucket_size: auto, an upper bound)
+  std::int64_t buckets = 0;      // the gradient bucket buffers (reduce_bucket_size: auto, an upper bound) and
+                                 // the buffers of a tied embedding's rows exchange (zero/lookup_rows.h)
   std::int64_t activations = 0;  // one micro-batch's activations
   std::int64_t gathered_bound = 0;  // stage 3: most bytes of gathered parameters at any moment
   std::int64_t padding_elements = 0;  // parameters added to make blocks divide by the world size

@@ -7,6 +7,7 @@
 
 #include "core/dtype.h"
 #include "models/activations.h"
+#include "zero/lookup_rows.h"
 #include "zero/memory_plan.h"
 
 namespace zt {
@@ -76,8 +77,13 @@ double backward_exposed(const std::vector<double>& block_s, const std::vector<do
   std::vector<double> finished(block_s.size(), 0.0);
   double t = 0.0;
   for (std::size_t b : order) finished[b] = t = std::max(t, ready[b]) + block_s[b];
+  // The link runs the reductions in the order they are issued.
+  std::vector<std::size_t> issued(reduce_s.size());
+  std::iota(issued.begin(), issued.end(), 0);
+  std::stable_sort(issued.begin(), issued.end(),
+                   [&](std::size_t a, std::size_t b) { return finished[ready_block[a]] < finished[ready_block[b]]; });
   double link = sum(gather_s);
-  for (std::size_t k = 0; k < reduce_s.size(); ++k) link = std::max(link, finished[ready_block[k]]) + reduce_s[k];
+  for (std::size_t k : issued) link = std::max(link, finished[ready_block[k]]) + reduce_s[k];
   return std::max(0.0, std::max(t, link) - sum(block_s));
 }
 
@@ -99,6 +105,8 @@ void check(const StepTimeInputs& in) {
   for (std::size_t b : in.bucket_ready_block)
     if (b >= in.block_compute_share.size())
       throw std::invalid_argument("predict_step_time: a bucket names a block the model does not have");
+  if (!(in.rows_gather_bytes >= 0.0) || (in.rows_gather_bytes > 0.0 && in.rows_ready_block >= in.block_compute_share.size()))
+    throw std::invalid_argument("predict_step_time: a rows exchange needs its bytes and a block the model has");
   if (in.stage > 0 && in.block_gather_bytes.size() != in.block_compute_share.size())
     throw std::invalid_argument("predict_step_time: one gather size per block is needed at stages 1-3");
   const std::size_t blocks = in.block_compute_share.size();
@@ -140,9 +148,14 @@ StepTimePrediction predict_step_time(const StepTimeInputs& in) {
   std::vector<double> reduce, gather;
   for (double bytes : in.bucket_comm_bytes)
     reduce.push_back(in.stage == 0 ? all_reduce_seconds(bytes, n, in.link) : reduce_scatter_seconds(bytes, n, in.link));
+  std::vector<std::size_t> reduce_ready = in.bucket_ready_block;
+  if (in.rows_gather_bytes > 0.0) {
+    reduce.push_back(all_gather_seconds(in.rows_gather_bytes, n, in.link));
+    reduce_ready.push_back(in.rows_ready_block);
+  }
   if (in.stage > 0)
     for (double bytes : in.block_gather_bytes) gather.push_back(all_gather_seconds(bytes, n, in.link));
-  const double r = sum(reduce), a = sum(gather);
+  const double r = sum(reduce), a = sum(gather);  // r: with the rows exchange, if any
   const double statistics = n > 1 ? 2.0 * (n - 1) * ring_link(in.link, n).latency_s : 0.0;
   const std::vector<double>& w = in.block_compute_share;
   // Each block's backward, with the forward recomputed before it (activation checkpointing).
@@ -155,7 +168,7 @@ StepTimePrediction predict_step_time(const StepTimeInputs& in) {
   const std::vector<double> published = published_at(in.block_optimizer_share, in.optimizer_s);
   if (in.stage < 3) {
     const double e_fwd = forward_exposed(w, t_fwd, gather, published);
-    const double e_bwd = backward_exposed(backward_s, {}, reduce, in.bucket_ready_block);
+    const double e_bwd = backward_exposed(backward_s, {}, reduce, reduce_ready);
     p.comm_s = reductions * r + a + statistics;
     p.exposed_s = reductions * e_bwd + (in.stage > 0 ? e_fwd : 0.0) + statistics;
   } else {
@@ -178,7 +191,7 @@ StepTimePrediction predict_step_time(const StepTimeInputs& in) {
       first_issue.assign(w.size(), 0.0);
       first_issue[0] = published[0];
     }
-    p.exposed_s = g * backward_exposed(backward_s, backward_gather, reduce, in.bucket_ready_block) +
+    p.exposed_s = g * backward_exposed(backward_s, backward_gather, reduce, reduce_ready) +
                   (g - 1) * forward_exposed(w, t_fwd, forward_gather) +
                   forward_exposed(w, t_fwd, forward_gather, first_issue) + statistics;
   }
@@ -188,7 +201,7 @@ StepTimePrediction predict_step_time(const StepTimeInputs& in) {
 }
 
 StepTimeInputs step_time_inputs(const models::Model& model, const ZeroOptions& options, int world_size, int B, int T,
-                                const models::DeviceRates& rates, const LinkModel& link) {
+                                Device device, const models::DeviceRates& rates, const LinkModel& link) {
   const PartitionPlan plan = make_partition_plan(model, options, world_size);
   StepTimeInputs in;
   in.stage = options.stage;
@@ -211,9 +224,15 @@ StepTimeInputs step_time_inputs(const models::Model& model, const ZeroOptions& o
     w = in.micro_batch_compute_s > 0.0 ? w / in.micro_batch_compute_s : 1.0 / static_cast<double>(blocks);
 
   // A block's gradient is complete when the last of its users' backward ends: its own, or that of
-  // a block tied to it (GPT-2's LM head adds to the embedding's gradient first).
+  // a block tied to it (GPT-2's LM head adds to the embedding's gradient first). A tied embedding
+  // exchanged as rows: the blocks tied to it only, and its rows gathered when backward reaches it.
   std::vector<std::size_t> completed_by(blocks);
   std::iota(completed_by.begin(), completed_by.end(), 0);
+  if (const auto rows = rows_exchanged_block(model, options, world_size, B, T, device)) {
+    completed_by[*rows] = blocks - 1;
+    in.rows_gather_bytes = static_cast<double>(lookup_rows_buffer_bytes(model, *rows, options, world_size, B, T));
+    in.rows_ready_block = *rows + 1;
+  }
   for (std::size_t b = 0; b < blocks; ++b)
     if (const auto tied = model.block(b).tied_block()) completed_by[*tied] = std::min(completed_by[*tied], b);
 

@@ -17,7 +17,7 @@
 //   all-reduce      AR(S) = 2(N-1)·α + 2(N-1)/N · S/β
 //   reduce-scatter  RS(S) =  (N-1)·α +  (N-1)/N · S/β      (S = the full input)
 //   all-gather      AG(S) =  (N-1)·α +  (N-1)/N · S/β      (S = the full output)
-// c_k = AR(s_k) at stage 0, RS(s_k) at stages 1-3, R = Σ c_k; a_b = AG(p_b), A = Σ a_b; σ =
+// c_k = AR(s_k) at stage 0, RS(s_k) at stages 1-3, R = Σ c_k (with a rows exchange, its AG); a_b = AG(p_b), A = Σ a_b; σ =
 // 2(N-1)·α, the small all-reduce of the step's statistics (loss, gradient norm, flags) that the
 // optimizer step waits for. Reductions run once per step at stages 0/1 and after every micro
 // batch at stages 2/3 (M = 1 or G of them):
@@ -34,7 +34,8 @@
 //   Backward: blocks run from last to first; block b starts when the one after it has finished
 //     and (stage 3) its gather has ended, and runs w_b·T_b + r_b (r_b: its forward again, with
 //     activation checkpointing, else 0; R_c = Σ r_b is added to T_micro in T_compute). Bucket k is
-//     issued when block b_k finishes. E_b = (the later of backward's end and the last
+//     issued when block b_k finishes (buckets run in the order they are issued). A tied embedding
+//     exchanged as rows adds one all-gather of its rows, issued when the block after it finishes. E_b = (the later of backward's end and the last
 //     reduction's end) − (T_b + R_c).
 //   Forward: blocks run from first to last; block b waits for its gather, then runs w_b·T_f.
 //     E_f = forward's end − T_f.
@@ -103,6 +104,12 @@ struct StepTimeInputs {
   // reads its own parameters (the embeddings' do not: no gather).
   std::vector<double> block_tied_gather_bytes;
   std::vector<bool> block_backward_reads_params;
+  // A tied embedding's lookup gradient sent as rows (zero/lookup_rows.h): the all-gathers' output
+  // bytes (0: none), issued once every micro batch's backward reaches that block, i.e. when block
+  // rows_ready_block (the one after it) finishes; its buckets are ready when the blocks tied to it
+  // finish (bucket_ready_block).
+  double rows_gather_bytes = 0.0;
+  std::size_t rows_ready_block = 0;
   // Activation checkpointing: the forward seconds each block runs again before its backward (0
   // for a block that keeps its activations); empty means none.
   std::vector<double> block_recompute_s;
@@ -129,6 +136,6 @@ StepTimePrediction predict_step_time(const StepTimeInputs& inputs);
 // partition plan the engine uses (stage 0: one rank's plan, all-reduced whole) in
 // options.comm_dtype, gathers of the blocks' padded parameters in options.compute_dtype.
 StepTimeInputs step_time_inputs(const models::Model& model, const ZeroOptions& options, int world_size, int B, int T,
-                                const models::DeviceRates& rates, const LinkModel& link);
+                                Device device, const models::DeviceRates& rates, const LinkModel& link);
 
 }  // namespace zt

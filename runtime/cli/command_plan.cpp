@@ -101,7 +101,7 @@ PredictOptions read_predict_options(const po::variables_map& options, int world,
 }
 
 std::string format_predictions(const PredictOptions& given, const Config& config, const models::Model& model, int world,
-                               int micro_batch, int seq_len) {
+                               int micro_batch, int seq_len, Device device) {
   double flops_per_s = 0.0, bytes_per_s = 0.0;
   std::string rate_source = "given: --flops-per-s";
   if (given.flops_per_s) {
@@ -157,7 +157,7 @@ std::string format_predictions(const PredictOptions& given, const Config& config
   for (int stage = 0; stage <= 3; ++stage) {
     ZeroOptions o = zero;
     o.stage = stage;
-    const StepTimeInputs in = step_time_inputs(model, o, world, micro_batch, seq_len, rates, link);
+    const StepTimeInputs in = step_time_inputs(model, o, world, micro_batch, seq_len, device, rates, link);
     const StepTimePrediction p = predict_step_time(in);
     out += fmt::format("{:>5}  {:>7}  {:>12.1f}  {:>10.1f}  {:>11.1f}  {:>9.1f}  {:>18.1f}\n", stage,
                        in.bucket_comm_bytes.size(), 1e3 * p.compute_s, 1e3 * p.comm_s, 1e3 * p.exposed_s,
@@ -189,7 +189,7 @@ int run(const po::variables_map& options, std::ostream& out) {
   out << format_memory_plans(*model, zero_options(config), world, micro_batch, seq_len, device);
   out << "\nModel state is exact: it is what the engine allocates (params, grads, optimizer). Buckets and "
          "activations are exact too;\ngathered<= bounds the ZeRO-3 parameters gathered at any moment.\n";
-  if (predict) out << "\n" << format_predictions(*predict, config, *model, world, micro_batch, seq_len);
+  if (predict) out << "\n" << format_predictions(*predict, config, *model, world, micro_batch, seq_len, device);
   return 0;
 }
 

@@ -429,6 +429,18 @@ std::vector<ConfigKey> make_keys() {
              "Dtype gradients are summed in across ranks. The default fp32 keeps sums exact enough at any rank "
              "count; `compute` (= `precision.dtype`) halves the traffic of bf16/fp16 runs."));
 
+  add(choice("zero_optimization.embedding_gradient",
+             field(&Config::zero_optimization, &ZeroConfig::embedding_gradient), zero.embedding_gradient,
+             {{"auto", EmbeddingGradient::automatic}, {"rows", EmbeddingGradient::rows}, {"dense", EmbeddingGradient::dense}},
+             "How the gradient of an embedding tied to the LM head (GPT-2's wte) is reduced. `dense`: as one "
+             "gradient, complete only when the embedding's backward, the last of backward, ends: its whole "
+             "reduction follows backward. `rows`: the head's part is reduced while the rest of backward runs, and "
+             "the lookup's part is sent as the rows the batch touched (every rank's tokens and output-gradient "
+             "rows, all-gathered and added in rank order): after backward, B x T rows per rank instead of the "
+             "table. `auto`: rows where they are fewer bytes than the table's reduction. Rows are added by host "
+             "code: CPU devices only for now (`auto` is dense on a GPU). The sums are ordered differently, so "
+             "losses differ from dense in the last bits; overlap_comm on and off stay bitwise identical."));
+
   // checkpoint
   add(text("checkpoint.dir", field(&Config::checkpoint, &CheckpointConfig::dir), "",
            "Directory of the checkpoints; empty = `<logging.run_dir>/checkpoints`."));

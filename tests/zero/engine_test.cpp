@@ -232,6 +232,39 @@ TEST_F(EngineTest, OverlapOnAndOffAreBitwiseIdentical) {
       }
 }
 
+// zero_optimization.embedding_gradient rows (zero/lookup_rows.h): the tied embedding's gradient
+// reduced as the LM head's part during backward and the lookup's rows after it. GPT-2 (wte and wpe
+// rows) and Llama (tied embed_tokens) match the single-process run at every stage, with gradient
+// accumulation, with layers cut into many buckets and with one bucket (which the embedding shares
+// with other blocks); overlap on and off stay bitwise identical, in fp32 and bf16.
+TEST_F(EngineTest, TiedEmbeddingRowsMatchTheSingleProcessRunAndOverlapStaysBitwise) {
+  for (ModelKind kind : {ModelKind::gpt2, ModelKind::llama}) {
+    Job job;
+    job.kind = kind;
+    job.T = 8;
+    job.options = base_options(0, true);
+    const RunResult want = reference(job);
+    for (DType dtype : {DType::f32, DType::bf16})
+      for (int stage = 0; stage <= 3; ++stage)
+        for (std::size_t bucket : {std::size_t{0}, std::size_t{10'000'000}}) {
+          const std::string what = kind_name(kind) + " stage " + std::to_string(stage) + " " +
+                                   std::string(dtype_name(dtype)) + " bucket " + std::to_string(bucket);
+          job.options = base_options(stage, true);
+          job.options.compute_dtype = job.options.comm_dtype = dtype;
+          job.options.embedding_gradient = EmbeddingGradient::rows;
+          if (bucket != 0) job.options.reduce_bucket_size = job.options.first_reduce_bucket_size = bucket;
+          MemoryTracker t1, t2;
+          const RunResult on = run(job, *world_, job.B * world_->world_size(), t1);
+          job.options.overlap_comm = false;
+          const RunResult off = run(job, *world_, job.B * world_->world_size(), t2);
+          ASSERT_EQ(on.params.size(), off.params.size()) << what;
+          EXPECT_EQ(std::memcmp(on.params.data(), off.params.data(), on.params.size() * sizeof(float)), 0) << what;
+          EXPECT_EQ(on.losses, off.losses) << what;
+          if (dtype == DType::f32) expect_close(on, want, what);
+        }
+  }
+}
+
 // train.activation_checkpointing: recomputing blocks' forward before their backward gives the
 // same losses and parameters bit for bit, at every stage and on any number of ranks (1-4), and
 // the activations the engine allocates are the plan's, smaller than without it.
@@ -297,9 +330,12 @@ TEST_F(EngineTest, NoDecayEmbeddingsExemptsExactlyTheEmbeddingTensors) {
 
 // In fp32 and in bf16 (16-bit parameters, activations and block gradients; fp32 accumulators
 // across the two micro batches at stages 0 and 1; 16-bit buckets with communication in bf16).
+// With the tied embedding's gradient as dense and as rows (whose gather buffers count as buckets).
 TEST_F(EngineTest, ModelStateBytesEqualThePlan) {
+  for (EmbeddingGradient embedding : {EmbeddingGradient::dense, EmbeddingGradient::rows})
   for (DType dtype : {DType::f32, DType::bf16})
   for (ModelKind kind : {ModelKind::mlp, ModelKind::gpt2, ModelKind::llama}) {
+    if (kind == ModelKind::mlp && embedding == EmbeddingGradient::rows) continue;  // it has no embedding
     for (int stage = 0; stage <= 3; ++stage) {
       Job job;
       job.kind = kind;
@@ -307,12 +343,14 @@ TEST_F(EngineTest, ModelStateBytesEqualThePlan) {
       job.steps = 2;
       job.options = base_options(stage, true);
       job.options.compute_dtype = job.options.comm_dtype = dtype;
+      job.options.embedding_gradient = embedding;
       auto model = make_model(kind);
       MemoryPlan plan = plan_memory(*model, job.options, world_->world_size(), job.B, job.T, Device::cpu());
       MemoryTracker tracker;
       run(job, *world_, job.B * world_->world_size(), tracker);
       // After the run the engine is gone; its peaks remain and must be exactly the plan.
-      std::string what = kind_name(kind) + " stage " + std::to_string(stage) + " " + std::string(dtype_name(dtype));
+      std::string what = kind_name(kind) + " stage " + std::to_string(stage) + " " + std::string(dtype_name(dtype)) +
+                         (embedding == EmbeddingGradient::rows ? " rows" : " dense");
       EXPECT_EQ(tracker.stats(Space::host, MemCategory::params).peak, plan.params) << what;
       EXPECT_EQ(tracker.stats(Space::host, MemCategory::grads).peak, plan.grads) << what;
       EXPECT_EQ(tracker.stats(Space::host, MemCategory::optimizer).peak, plan.optimizer) << what;
@@ -332,7 +370,8 @@ TEST_F(EngineTest, ModelStateBytesEqualThePlan) {
 
 // reduce_bucket_size: auto measures after the first step and re-cuts the buckets; training goes on
 // as with a fixed size, and the bucket buffers stay within the plan (which counts auto's largest).
-// Stage 0 in fp32 reduces the buckets where the gradient lies: no buffers at all.
+// Stage 0 in fp32 reduces the buckets where the gradient lies: no bucket buffers at all (only the
+// embedding rows' gather buffers where auto exchanges rows, zero/lookup_rows.h).
 TEST_F(EngineTest, AutoBucketSizeTrainsLikeTheSingleProcessRun) {
   Job job;
   job.kind = ModelKind::gpt2;
@@ -349,10 +388,15 @@ TEST_F(EngineTest, AutoBucketSizeTrainsLikeTheSingleProcessRun) {
     MemoryTracker tracker;
     expect_close(run(job, *world_, job.B * world_->world_size(), tracker), want, "auto stage " + std::to_string(stage));
     EXPECT_LE(tracker.stats(Space::host, MemCategory::buckets).peak, plan.buckets) << "stage " << stage;
-    if (reduces_gradients_in_place(job.options, world_->world_size()))
-      EXPECT_EQ(tracker.stats(Space::host, MemCategory::buckets).peak, 0) << "stage " << stage;
-    else
+    if (reduces_gradients_in_place(job.options, world_->world_size())) {
+      const auto rows = rows_exchanged_block(*model, job.options, world_->world_size(), job.B, job.T, Device::cpu());
+      const std::size_t rows_bytes =
+          rows ? lookup_rows_buffer_bytes(*model, *rows, job.options, world_->world_size(), job.B, job.T) : 0;
+      EXPECT_EQ(tracker.stats(Space::host, MemCategory::buckets).peak, static_cast<std::int64_t>(rows_bytes))
+          << "stage " << stage;
+    } else {
       EXPECT_GT(tracker.stats(Space::host, MemCategory::buckets).peak, 0) << "stage " << stage;
+    }
   }
 }
 

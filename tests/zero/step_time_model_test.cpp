@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "models/gpt2.h"
+#include "zero/lookup_rows.h"
 #include "zero/memory_plan.h"
 
 namespace zt {
@@ -178,6 +179,22 @@ TEST(StepTimeModel, EachBlocksGatherStartsOnceTheOptimizerUpdatedIt) {
   EXPECT_THROW(predict_step_time(in), std::invalid_argument);
 }
 
+TEST(StepTimeModel, ATiedEmbeddingSentAsRowsIsReducedDuringBackward) {
+  // Block 0's bucket (the last) is ready when block 2, tied to it, finishes (2/3 s), not when
+  // block 0 does (2 s); its rows (an all-gather of 200 bytes: 0.1 s) go when block 1 finishes
+  // (4/3 s). The link runs them as issued: bucket 0 and block 0's bucket from 2/3 s (to 7/6 and
+  // 5/3 s), bucket 1 from 5/3 s, then the rows: 13/6 + 0.1 s, 4/15 s after backward's 2 s.
+  StepTimeInputs in = three_blocks(2);
+  in.bucket_ready_block = {2, 1, 2};
+  in.rows_gather_bytes = 200.0;
+  in.rows_ready_block = 1;
+  const StepTimePrediction p = predict_step_time(in);
+  EXPECT_DOUBLE_EQ(p.comm_s, 1.5 + 0.1 + 1.5);
+  EXPECT_NEAR(p.exposed_s, (13.0 / 6 + 0.1 - 2.0) + 5.0 / 6, 1e-12);
+  in.rows_ready_block = 3;
+  EXPECT_THROW(predict_step_time(in), std::invalid_argument);
+}
+
 TEST(StepTimeModel, StageTwoReducesEveryMicroBatchStageOneOnce) {
   StepTimeInputs in = three_blocks(1);
   in.micro_batches = 2;
@@ -270,6 +287,26 @@ TEST(StepTimeModel, RejectsImpossibleInputs) {
   EXPECT_THROW(predict_step_time(in), std::invalid_argument);
 }
 
+TEST(StepTimeInputs, ATiedEmbeddingSentAsRowsIsCompleteAfterTheHead) {
+  models::GPT2 model(models::GPT2Config::preset("tiny"));
+  ZeroOptions options;
+  options.stage = 2;
+  options.reduce_bucket_size = 1000;
+  options.embedding_gradient = EmbeddingGradient::rows;
+  const LinkModel link{.latency_s = 0.0, .bytes_per_s = 1e6};
+  const models::DeviceRates rates{.flops_per_s = 1e9, .bytes_per_s = 0.0};
+  const StepTimeInputs in = step_time_inputs(model, options, 3, 2, 16, Device::cpu(), rates, link);
+  const PartitionPlan plan = make_partition_plan(model, options, 3);
+  const std::size_t head = model.num_blocks() - 1;
+  for (std::size_t bucket : plan.block(0).buckets) EXPECT_EQ(in.bucket_ready_block[bucket], head) << bucket;
+  EXPECT_EQ(in.rows_gather_bytes, static_cast<double>(lookup_rows_buffer_bytes(model, 0, options, 3, 2, 16)));
+  EXPECT_EQ(in.rows_ready_block, 1u);
+  options.embedding_gradient = EmbeddingGradient::dense;
+  const StepTimeInputs dense = step_time_inputs(model, options, 3, 2, 16, Device::cpu(), rates, link);
+  EXPECT_EQ(dense.bucket_ready_block.back(), 0u);
+  EXPECT_EQ(dense.rows_gather_bytes, 0.0);
+}
+
 TEST(StepTimeInputs, BucketsComeFromTheEnginesPartitionPlan) {
   models::GPT2 model(models::GPT2Config::preset("tiny"));
   ZeroOptions options;
@@ -282,7 +319,7 @@ TEST(StepTimeInputs, BucketsComeFromTheEnginesPartitionPlan) {
     options.stage = stage;
     // A rate that makes one micro batch take 0.5 s, memory left out: the times are the FLOPs'.
     const models::DeviceRates rates{.flops_per_s = model.flops_per_step(2, 16) / 0.5, .bytes_per_s = 0.0};
-    const StepTimeInputs in = step_time_inputs(model, options, 3, 2, 16, rates, link);
+    const StepTimeInputs in = step_time_inputs(model, options, 3, 2, 16, Device::cpu(), rates, link);
     EXPECT_NEAR(in.micro_batch_compute_s, 0.5, 1e-12);
     const PartitionPlan plan = make_partition_plan(model, options, 3);
     SCOPED_TRACE(stage);

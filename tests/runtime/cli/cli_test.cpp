@@ -210,9 +210,11 @@ TEST(CliPlanPredict, OneRankIsComputeOnlyAtTheGivenRate) {
   }
 }
 
+// The tied embedding's gradient dense (zero/lookup_rows.h): every gradient element is reduced once.
 TEST(CliPlanPredict, TwoRanksMoveTheRingVolumesOverTheGivenLink) {
   CliResult result = run({"plan", "--config", source_file("configs/default.yaml"), "-n", "2", "--predict",
-                          "--flops-per-s", "1e9", "--link-gbps", "0.8", "--set", "train.gradient_accumulation_steps=2"});
+                          "--flops-per-s", "1e9", "--link-gbps", "0.8", "--set", "train.gradient_accumulation_steps=2",
+                          "--set", "zero_optimization.embedding_gradient=dense"});
   EXPECT_EQ(result.status, kExitSuccess) << result.err;
   expect_contains(result.out, {"on 2 rank(s), micro batch 4 x 64, 2 micro batch(es) per step",
                                "link: 0.800 Gbit/s = 100.0 MB/s per rank and direction (given: --link-gbps), latency "
@@ -238,7 +240,8 @@ TEST(CliPlanPredict, TwoRanksMoveTheRingVolumesOverTheGivenLink) {
   }
   // Latency adds (N-1)·α per reduce-scatter or all-gather and 2(N-1)·α per all-reduce.
   CliResult slow = run({"plan", "--config", source_file("configs/default.yaml"), "-n", "2", "--predict",
-                        "--flops-per-s", "1e9", "--link-gbps", "0.8", "--link-latency-us", "1000"});
+                        "--flops-per-s", "1e9", "--link-gbps", "0.8", "--link-latency-us", "1000", "--set",
+                        "zero_optimization.embedding_gradient=dense"});
   EXPECT_EQ(slow.status, kExitSuccess) << slow.err;
   expect_contains(slow.out, {"latency 1000.0 us (given: --link-latency-us)"});
   const auto slow_rows = predicted_rows(slow.out);
@@ -252,7 +255,8 @@ TEST(CliPlanPredict, TwoRanksMoveTheRingVolumesOverTheGivenLink) {
 TEST(CliPlanPredict, RingsInsideAHostRunAtItsLinkAndRingsAcrossHostsAtTheSlowerOne) {
   const std::string config = source_file("configs/default.yaml");
   auto comm_ms = [&](std::vector<std::string> extra) {
-    std::vector<std::string> args = {"plan", "--config", config, "--predict", "--flops-per-s", "1e9"};
+    std::vector<std::string> args = {"plan", "--config", config, "--predict", "--flops-per-s", "1e9",
+                                     "--set", "zero_optimization.embedding_gradient=dense"};
     args.insert(args.end(), extra.begin(), extra.end());
     CliResult result = run(args);
     EXPECT_EQ(result.status, kExitSuccess) << result.err;
