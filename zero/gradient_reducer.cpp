@@ -38,7 +38,8 @@ GradientReducer::GradientReducer(const PartitionPlan& plan, std::vector<std::opt
     throw std::invalid_argument("gradient reducer: in place needs fp32 communication");
   if (in_place_) return;
   // Buffers are used in turn: while one bucket fills, the others' reductions run. Only the
-  // bucket being filled is not launched yet, so two buffers always suffice to make progress.
+  // bucket being filled is not launched yet (the rows block's deferred buckets never take its
+  // buffer: next_rows_buffer_free), so two buffers always suffice to make progress.
   if (buffers < 2) throw std::invalid_argument("gradient reducer: at least two bucket buffers are needed");
   std::size_t slots = std::min(buffers, plan.buckets().size());
   for (std::size_t i = 0; i < slots; ++i)
@@ -75,12 +76,21 @@ std::vector<std::size_t> GradientReducer::block_ready(std::size_t block) {
   };
   contribute(block);
   if (tied_to_.at(block)) contribute(*tied_to_[block]);
-  if (!deferred_.empty()) {
+  // The rows block's buckets, spread over the backward that is left so that they are all out
+  // before it ends. Which ones go now depends on the plan and the pack order only, never on
+  // timing: every rank launches the same reductions in the same order.
+  for (std::size_t n = 0; n < deferred_per_block_ && !deferred_.empty() && next_rows_buffer_free(); ++n) {
     const std::size_t bucket = deferred_.front();
     deferred_.pop_front();
     pack_rows_piece(bucket, packed);
   }
   return packed;
+}
+
+bool GradientReducer::next_rows_buffer_free() const {
+  if (in_place_) return true;
+  const Slot& slot = slots_[next_slot_];
+  return !slot.bucket || slot.work.sequence() != 0;  // empty, or holding a launched reduction
 }
 
 void GradientReducer::pack(std::size_t block, std::vector<std::size_t>& packed) {
@@ -119,6 +129,10 @@ void GradientReducer::defer_rows_block(std::vector<std::size_t>& packed) {
       pack_rows_piece(bucket, packed);
     }  // else packed with the last of its other blocks (pack)
   }
+  // The blocks still to report, each followed by its share of the deferred buckets.
+  std::size_t later = 0;
+  for (std::size_t b = 0; b < pending_.size(); ++b) later += b != *rows_block_ && pending_[b] > 0;
+  deferred_per_block_ = std::max<std::size_t>(1, (deferred_.size() + later) / std::max<std::size_t>(1, later + 1));
 }
 
 void GradientReducer::pack_rows_piece(std::size_t bucket, std::vector<std::size_t>& packed) {

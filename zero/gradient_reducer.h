@@ -17,9 +17,10 @@
 //
 // A block exchanged as rows (rows_block: a tied embedding, zero/lookup_rows.h) is complete when
 // the blocks tied to it ran backward (its own backward is the rows exchange, which the engine
-// runs). Its buckets are then reduced while the rest of backward runs, one packed after each
-// later block's backward, so that they do not all wait for free bucket buffers at once; a bucket
-// it shares with other blocks goes with the last of them.
+// runs). Its buckets are then reduced while the rest of backward runs: spread evenly over the
+// block_ready calls left (the first with the call that completed it), so that they do not all
+// wait for free bucket buffers at once, and never into the buffer of a bucket still filling
+// (those left go in finish()); a bucket it shares with other blocks goes with the last of them.
 //
 // The plan says which collective (PartitionPlan::reduction, partition.h). In place: the block
 // gradients are ranges of the
@@ -82,6 +83,7 @@ class GradientReducer {
   void defer_rows_block(std::vector<std::size_t>& packed);
   void pack_rows_piece(std::size_t bucket, std::vector<std::size_t>& packed);
   bool rows_piece_waits_in(std::size_t bucket) const;
+  bool next_rows_buffer_free() const;  // the buffer next in turn holds no bucket that is filling
   void pack_piece(const BucketPiece& piece, BufferView grad, Slot& slot, std::size_t bucket);
   void launch(std::size_t bucket);
   Slot& acquire_slot(std::size_t bucket);
@@ -100,9 +102,10 @@ class GradientReducer {
   std::vector<std::size_t> pending_;       // per block: contributors that have not run backward
   std::optional<std::size_t> rows_block_;
   bool rows_block_complete_ = false;       // this pass
-  BufferView rows_grad_;                   // its gradient, asked for once when it completed
+  BufferView rows_grad_;                   // its gradient (the tied blocks' part), asked for once when it completed
   std::deque<std::size_t> deferred_;       // its own buckets, not packed yet
   std::size_t rows_buckets_left_ = 0;      // its buckets not packed yet
+  std::size_t deferred_per_block_ = 1;     // deferred buckets packed after each block_ready
   std::function<BufferView(std::size_t)> block_grad_;
   std::vector<std::size_t> unpacked_;      // per bucket: pieces not packed yet
   std::vector<std::optional<std::size_t>> slot_of_bucket_;

@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <exception>
 #include <stdexcept>
 #include <utility>
 
 #include "core/dtype.h"
+#include "core/log.h"
 
 namespace zt {
 namespace {
@@ -84,6 +86,16 @@ LookupRowsExchange::LookupRowsExchange(const models::Model& model, std::size_t b
       gradients_(device, dtype, comm.world_size() * positions_ * rows_.width, MemCategory::buckets, tracker),
       row_(rows_.width) {
   if (!device.is_cpu()) throw std::invalid_argument("lookup rows: the exchange's rows are added on the host");
+}
+
+LookupRowsExchange::~LookupRowsExchange() {
+  for (const Work* work : {&tokens_work_, &gradients_work_}) {
+    try {
+      work->wait();
+    } catch (const std::exception& e) {
+      log::error("the lookup rows' all-gather failed while shutting down: {}", e.what());
+    }
+  }
 }
 
 void LookupRowsExchange::launch(BufferView tokens, BufferView d_output) {

@@ -35,7 +35,10 @@
 //     and (stage 3) its gather has ended, and runs w_b·T_b + r_b (r_b: its forward again, with
 //     activation checkpointing, else 0; R_c = Σ r_b is added to T_micro in T_compute). Bucket k is
 //     issued when block b_k finishes (buckets run in the order they are issued). A tied embedding
-//     exchanged as rows adds one all-gather of its rows, issued when the block after it finishes. E_b = (the later of backward's end and the last
+//     exchanged as rows: its buckets are issued when the blocks tied to it finish (the engine
+//     spreads them over the rest of backward, which is the same while the link is busy), and one
+//     all-gather of its tokens and rows when the block after it finishes (the engine's two
+//     all-gathers differ by one latency term). E_b = (the later of backward's end and the last
 //     reduction's end) − (T_b + R_c).
 //   Forward: blocks run from first to last; block b waits for its gather, then runs w_b·T_f.
 //     E_f = forward's end − T_f.

@@ -436,8 +436,8 @@ std::vector<ConfigKey> make_keys() {
              "gradient, complete only when the embedding's backward, the last of backward, ends: its whole "
              "reduction follows backward. `rows`: the head's part is reduced while the rest of backward runs, and "
              "the lookup's part is sent as the rows the batch touched (every rank's tokens and output-gradient "
-             "rows, all-gathered and added in rank order): after backward, B x T rows per rank instead of the "
-             "table. `auto`: rows where they are fewer bytes than the table's reduction. Rows are added by host "
+             "rows, all-gathered and added in rank order): after backward, B x T rows per rank are left to send, "
+             "not the table. `auto`: rows where they are fewer bytes than the table's reduction. Rows are added by host "
              "code: CPU devices only for now (`auto` is dense on a GPU). The sums are ordered differently, so "
              "losses differ from dense in the last bits; overlap_comm on and off stay bitwise identical."));
 

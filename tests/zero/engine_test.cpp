@@ -27,10 +27,13 @@ namespace {
 
 using Space = MemoryTracker::Space;
 
-enum class ModelKind { mlp, gpt2, llama };
+// gpt2_wide_vocab: layers smaller than a bucket (a bucket spans several) and an embedding of
+// several buckets, for the rows exchange's deferred buckets (zero/lookup_rows.h).
+enum class ModelKind { mlp, gpt2, llama, gpt2_wide_vocab };
 
 std::string kind_name(ModelKind kind) {
-  return kind == ModelKind::mlp ? "mlp" : kind == ModelKind::gpt2 ? "gpt2" : "llama";
+  return kind == ModelKind::mlp ? "mlp" : kind == ModelKind::gpt2 ? "gpt2" : kind == ModelKind::llama ? "llama"
+                                                                                                      : "gpt2_wide_vocab";
 }
 
 models::LlamaConfig small_llama() {
@@ -51,6 +54,11 @@ struct Job {
 std::unique_ptr<models::Model> make_model(ModelKind kind) {
   if (kind == ModelKind::mlp) return std::make_unique<models::MLP>(models::MLPConfig{16, 24, 3, 8});
   if (kind == ModelKind::llama) return std::make_unique<models::Llama>(small_llama());
+  if (kind == ModelKind::gpt2_wide_vocab) {
+    models::GPT2Config c = models::GPT2Config::preset("tiny");
+    c.n_layer = 6, c.n_head = 2, c.n_embd = 8, c.vocab_size = c.padded_vocab_size = 1000;
+    return std::make_unique<models::GPT2>(c);
+  }
   return std::make_unique<models::GPT2>(models::GPT2Config::preset("tiny"));
 }
 
@@ -97,7 +105,7 @@ class GlobalBatches {
       acts.set_features(f, l);
       return;
     }
-    const int vocab = kind_ == ModelKind::gpt2 ? static_cast<const models::GPT2&>(model_).config().vocab_size
+    const int vocab = kind_ != ModelKind::llama ? static_cast<const models::GPT2&>(model_).config().vocab_size
                                                : static_cast<const models::Llama&>(model_).config().vocab_size;
     std::mt19937 rng(static_cast<unsigned>(seed));
     std::uniform_int_distribution<int> token(0, vocab - 1);
@@ -263,6 +271,27 @@ TEST_F(EngineTest, TiedEmbeddingRowsMatchTheSingleProcessRunAndOverlapStaysBitwi
           if (dtype == DType::f32) expect_close(on, want, what);
         }
   }
+}
+
+// The rows block's buckets go out spread over the rest of backward, with two bucket buffers and
+// buckets that span several layers (one stays open across blocks): none of them may take the
+// buffer of a bucket still filling, and the results stay those of the single-process run.
+TEST_F(EngineTest, TiedEmbeddingRowsWithBucketsSpanningLayersAndTwoBuffers) {
+  Job job;
+  job.kind = ModelKind::gpt2_wide_vocab;
+  job.T = 8;
+  job.options = base_options(0, true);
+  const RunResult want = reference(job);
+  for (int stage = 1; stage <= 3; ++stage)
+    for (bool overlap : {true, false}) {
+      const std::string what = "stage " + std::to_string(stage) + (overlap ? " overlap" : " no overlap");
+      job.options = base_options(stage, overlap);
+      job.options.embedding_gradient = EmbeddingGradient::rows;
+      job.options.reduce_bucket_size = job.options.first_reduce_bucket_size = 2000;
+      job.options.reduce_buffer_size = 4000;
+      MemoryTracker tracker;
+      expect_close(run(job, *world_, job.B * world_->world_size(), tracker), want, what);
+    }
 }
 
 // train.activation_checkpointing: recomputing blocks' forward before their backward gives the
@@ -527,7 +556,8 @@ TEST_F(EngineTest, TheCommWorkspaceIsSizedAtStartUpAndNeverGrowsInAStep) {
 
 TEST_F(EngineTest, ReportsCommunicationAndItsExposedPart) {
   // With overlap off the compute stream waits for every reduction right after launching it, so
-  // the exposed time is real (measured from events around each wait) and within the step.
+  // the exposed time is real (measured from events around each wait) and within the step. On one
+  // rank a collective is a local copy that may be done before the wait: nothing to expose then.
   Job job;
   job.kind = ModelKind::gpt2;
   job.T = 8;
@@ -537,7 +567,9 @@ TEST_F(EngineTest, ReportsCommunicationAndItsExposedPart) {
   RunResult r = run(job, *world_, job.B * world_->world_size(), tracker);
   for (const StepStats& s : r.stats) {
     EXPECT_GT(s.comm_ms, 0.0);
-    EXPECT_GT(s.exposed_comm_ms, 0.0);
+    if (world_->world_size() > 1) {
+      EXPECT_GT(s.exposed_comm_ms, 0.0);
+    }
     EXPECT_LT(s.exposed_comm_ms, s.step_ms);
     // The MPI comm thread copies and reduces during the step; one thread's CPU time fits in the step.
     EXPECT_GT(s.comm_cpu_ms, 0.0);
