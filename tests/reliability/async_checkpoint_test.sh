@@ -74,6 +74,9 @@ pass "rank 1 died writing step 8 in the background: resumed from step 4, same fi
 # (4) Rank 1 cannot write its shard files (a 64 KiB file size limit: EFBIG).
 cat >small_files_rank1.sh <<SH
 #!/usr/bin/env bash
+# Open MPI's shared-memory transport backs its segment with a file, which the limit would refuse
+# at MPI_Init: these two ranks talk over TCP (loopback).
+export OMPI_MCA_btl=self,tcp
 if [[ \$OMPI_COMM_WORLD_RANK == 1 ]]; then ulimit -f 64; trap '' XFSZ; fi
 exec "$ZEROTRAIN" "\$@"
 SH
