@@ -4,12 +4,14 @@
 #include <cstdint>
 #include <stdexcept>
 
+#include "core/host_arith.h"
+
 namespace zt {
 
 namespace {
 
 // b <- a + b for 16-bit values: both widened to fp32 a chunk at a time, added, rounded once, with
-// the core's bulk conversions (vectorized; the same rounding as float_to_bf16 / float_to_f16).
+// the core's bulk conversions and vectorized add (the same rounding as float_to_bf16 / float_to_f16).
 // MPI calls this on whole gradient buckets.
 void sum_16bit(const void* in, void* inout, int length, DType dtype) {
   constexpr std::size_t kChunk = 1024;
@@ -21,7 +23,7 @@ void sum_16bit(const void* in, void* inout, int length, DType dtype) {
     const std::size_t n = std::min(kChunk, total - at);
     convert_host(from + at, dtype, a, DType::f32, n);
     convert_host(to + at, dtype, b, DType::f32, n);
-    for (std::size_t i = 0; i < n; ++i) b[i] += a[i];
+    add_into(b, a, n);
     convert_host(b, DType::f32, to + at, dtype, n);
   }
 }
@@ -64,8 +66,7 @@ void divide_host(BufferView data, int divisor) {
   const float d = static_cast<float>(divisor);
   switch (data.dtype) {
     case DType::f32: {
-      float* x = data.as<float>();
-      for (std::size_t i = 0; i < data.numel; ++i) x[i] /= d;
+      divide_by(data.as<float>(), d, data.numel);
       break;
     }
     case DType::bf16:
@@ -76,7 +77,7 @@ void divide_host(BufferView data, int divisor) {
       for (std::size_t at = 0; at < data.numel; at += kChunk) {
         const std::size_t n = std::min(kChunk, data.numel - at);
         convert_host(x + at, data.dtype, values, DType::f32, n);
-        for (std::size_t i = 0; i < n; ++i) values[i] /= d;
+        divide_by(values, d, n);
         convert_host(values, DType::f32, x + at, data.dtype, n);
       }
       break;

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/cpu_stream.h"
+#include "core/host_arith.h"
 #include "core/memory_pool.h"
 
 namespace zt {
@@ -24,16 +25,6 @@ void check_same_dtype(const BufferView& dst, const BufferView& src) {
   if (dst.dtype != src.dtype)
     throw std::invalid_argument(fmt::format("copy of {} elements into {} elements (use convert_copy)",
                                             dtype_name(src.dtype), dtype_name(dst.dtype)));
-}
-
-float load(const BufferView& v, std::size_t i) {
-  switch (v.dtype) {
-    case DType::f32: return static_cast<const float*>(v.data)[i];
-    case DType::bf16: return bf16_to_float(static_cast<const bf16*>(v.data)[i]);
-    case DType::f16: return f16_to_float(static_cast<const f16*>(v.data)[i]);
-    case DType::i32: break;
-  }
-  throw std::invalid_argument("an i32 buffer has no float values");
 }
 
 // The CPU: memory from the C allocator, work run in the stream's order by a CpuStream (at once
@@ -86,11 +77,9 @@ class CpuDeviceOps final : public DeviceOps {
   void accumulate(BufferView dst, BufferView src, Stream& stream) override {
     check_same_shape(dst, src, "accumulate");
     if (dst.dtype != DType::f32) throw std::invalid_argument("accumulate: the destination must be f32");
+    if (src.dtype == DType::i32) throw std::invalid_argument("accumulate: an i32 buffer has no float values");
     if (dst.numel == 0) return;
-    on_stream(stream, [=] {
-      float* out = static_cast<float*>(dst.data);
-      for (std::size_t i = 0; i < dst.numel; ++i) out[i] += load(src, i);
-    });
+    on_stream(stream, [=] { accumulate_into(static_cast<float*>(dst.data), src.data, src.dtype, dst.numel); });
   }
   void fill_zero(BufferView dst, Stream& stream) override {
     if (dst.numel == 0) return;

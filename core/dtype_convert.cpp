@@ -1,11 +1,10 @@
 // convert_host: the bulk conversions between f32 and the 16-bit types that mixed precision runs
 // on every op of every step (the CPU ops widen their 16-bit views and round their results), so
 // they are written to vectorize. Each loop is branch-free per element (a NaN is a select, not a
-// branch) under `omp simd` (the file is compiled with -fopenmp-simd, which needs no OpenMP
-// runtime), and target_clones builds it for AVX-512, AVX2 and the x86-64 baseline so the loader
-// picks the widest this CPU runs. f16 goes through the F16C instructions where the CPU has them:
-// they round to nearest even and handle subnormals, infinities and NaNs as float_to_f16 and
-// f16_to_float do, which dtype_test checks over every f16 value and a sweep of f32 values.
+// branch) under `omp simd`, built for the widest vector unit the CPU has (vector_clones.h). f16
+// goes through the F16C instructions where the CPU has them: they round to nearest even and handle
+// subnormals, infinities and NaNs as float_to_f16 and f16_to_float do, which dtype_test checks
+// over every f16 value and a sweep of f32 values.
 #include <algorithm>
 #include <bit>
 #include <cstring>
@@ -14,12 +13,12 @@
 
 #include "core/dtype.h"
 
+#include "core/vector_clones.h"
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
-#define ZT_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #define ZT_HAVE_F16C_PATH 1
 #else
-#define ZT_VECTOR_CLONES
 #define ZT_HAVE_F16C_PATH 0
 #endif
 
