@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/cpu_stream.h"
+#include "core/log.h"
 
 namespace zt {
 namespace detail {
@@ -117,6 +118,16 @@ const Event& Work::started_event() const {
 std::optional<std::chrono::steady_clock::time_point> Work::started_at() const {
   if (!state_ || state_->started_event.state() || !state_->started()) return std::nullopt;
   return state_->started_at();
+}
+
+void wait_before_freeing(const Work& work) noexcept {
+  try {
+    work.wait();
+  } catch (const std::exception& e) {
+    log::error("while shutting down: {}", e.what());
+  } catch (...) {
+    log::error("while shutting down: a collective failed with an unknown error");
+  }
 }
 
 }  // namespace zt

@@ -93,4 +93,8 @@ class Work {
   std::shared_ptr<detail::WorkState> state_;
 };
 
+// For destructors of what owns a collective's buffers: waits until the collective no longer
+// writes into them; a failure is logged (the error names the collective), never thrown.
+void wait_before_freeing(const Work& work) noexcept;
+
 }  // namespace zt

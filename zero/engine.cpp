@@ -93,13 +93,7 @@ ZeroEngine::ZeroEngine(const models::Model& model, models::ComputeContext& ctx, 
 
 ZeroEngine::~ZeroEngine() {
   // Collectives still in flight write into buffers about to be freed: let them finish.
-  for (Work& work : param_sync_) {
-    try {
-      work.wait();
-    } catch (const std::exception& e) {
-      log::error("parameter all-gather failed while shutting down: {}", e.what());
-    }
-  }
+  for (const Work& work : param_sync_) wait_before_freeing(work);
 }
 
 void ZeroEngine::init_parameters(std::uint64_t seed) {

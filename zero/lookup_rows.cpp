@@ -8,7 +8,6 @@
 #include <utility>
 
 #include "core/dtype.h"
-#include "core/log.h"
 
 namespace zt {
 namespace {
@@ -89,13 +88,8 @@ LookupRowsExchange::LookupRowsExchange(const models::Model& model, std::size_t b
 }
 
 LookupRowsExchange::~LookupRowsExchange() {
-  for (const Work* work : {&tokens_work_, &gradients_work_}) {
-    try {
-      work->wait();
-    } catch (const std::exception& e) {
-      log::error("the lookup rows' all-gather failed while shutting down: {}", e.what());
-    }
-  }
+  wait_before_freeing(tokens_work_);
+  wait_before_freeing(gradients_work_);
 }
 
 void LookupRowsExchange::launch(BufferView tokens, BufferView d_output) {

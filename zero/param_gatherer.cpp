@@ -6,7 +6,6 @@
 #include <exception>
 #include <utility>
 
-#include "core/log.h"
 
 namespace zt {
 
@@ -24,13 +23,7 @@ ParamGatherer::ParamGatherer(const PartitionPlan& plan, Communicator& comm, Stre
       tracker_(tracker) {}
 
 ParamGatherer::~ParamGatherer() {
-  for (auto& [block, g] : gathered_) {
-    try {
-      g.work.wait();
-    } catch (const std::exception& e) {
-      log::error("parameter all-gather of block {} failed while shutting down: {}", block, e.what());
-    }
-  }
+  for (const auto& [block, g] : gathered_) wait_before_freeing(g.work);
 }
 
 bool ParamGatherer::persistent(std::size_t block) const { return plan_.block(block).numel <= persistence_threshold_; }
