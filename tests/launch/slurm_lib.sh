@@ -17,6 +17,16 @@ D="$TMP/cluster"
 # shellcheck disable=SC2317  # invoked by the EXIT trap
 cleanup() {
   local rc=$?
+  # A failure under load is rarely reproducible alone: what the job and the daemons said goes
+  # with the failure, before the cluster and its files are gone.
+  if ((rc != 0 && rc != 77)); then
+    if [[ -n "${JOBLOG:-}" && -f "$JOBLOG" ]]; then
+      echo "--- the job's log ($JOBLOG), its last 60 lines:" >&2
+      tail -n 60 "$JOBLOG" >&2
+    fi
+    echo "--- the cluster's logs, their last 80 lines:" >&2
+    "$C" logs "$D" 2>&1 | tail -n 80 >&2
+  fi
   "$C" down "$D" >/dev/null 2>&1 || true
   rm -rf -- "$TMP"
   exit "$rc"
