@@ -8,28 +8,6 @@
 
 namespace zt {
 
-namespace {
-
-// b <- a + b for 16-bit values: both widened to fp32 a chunk at a time, added, rounded once, with
-// the core's bulk conversions and vectorized add (the same rounding as float_to_bf16 / float_to_f16).
-// MPI calls this on whole gradient buckets.
-void sum_16bit(const void* in, void* inout, int length, DType dtype) {
-  constexpr std::size_t kChunk = 1024;
-  float a[kChunk], b[kChunk];
-  const auto* from = static_cast<const std::uint16_t*>(in);
-  auto* to = static_cast<std::uint16_t*>(inout);
-  const auto total = static_cast<std::size_t>(length);
-  for (std::size_t at = 0; at < total; at += kChunk) {
-    const std::size_t n = std::min(kChunk, total - at);
-    convert_host(from + at, dtype, a, DType::f32, n);
-    convert_host(to + at, dtype, b, DType::f32, n);
-    add_into(b, a, n);
-    convert_host(b, DType::f32, to + at, dtype, n);
-  }
-}
-
-}  // namespace
-
 MPI_Datatype mpi_datatype(DType dtype) {
   switch (dtype) {
     case DType::f32: return MPI_FLOAT;
@@ -41,11 +19,13 @@ MPI_Datatype mpi_datatype(DType dtype) {
 }
 
 void bf16_sum_function(void* in, void* inout, int* length, MPI_Datatype*) {
-  sum_16bit(in, inout, *length, DType::bf16);
+  add_rounded_16bit(static_cast<std::uint16_t*>(inout), static_cast<const std::uint16_t*>(in),
+                    DType::bf16, static_cast<std::size_t>(*length));
 }
 
 void f16_sum_function(void* in, void* inout, int* length, MPI_Datatype*) {
-  sum_16bit(in, inout, *length, DType::f16);
+  add_rounded_16bit(static_cast<std::uint16_t*>(inout), static_cast<const std::uint16_t*>(in),
+                    DType::f16, static_cast<std::size_t>(*length));
 }
 
 // Rounded addition is commutative, so MPI may combine in any order of operands.

@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/bf16_bits.h"
 #include "core/dtype.h"
 
 #include "core/vector_clones.h"
@@ -27,17 +28,12 @@ namespace {
 
 ZT_VECTOR_CLONES void f32_to_bf16(const float* src, std::uint16_t* dst, std::size_t n) {
 #pragma omp simd
-  for (std::size_t i = 0; i < n; ++i) {
-    std::uint32_t bits = std::bit_cast<std::uint32_t>(src[i]);
-    std::uint32_t rounded = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
-    std::uint32_t quiet_nan = (bits >> 16) | 0x0040u;  // as float_to_bf16: rounding could make it inf
-    dst[i] = static_cast<std::uint16_t>((bits & 0x7fffffffu) > 0x7f800000u ? quiet_nan : rounded);
-  }
+  for (std::size_t i = 0; i < n; ++i) dst[i] = float_to_bf16_bits(src[i]);
 }
 
 ZT_VECTOR_CLONES void bf16_to_f32(const std::uint16_t* src, float* dst, std::size_t n) {
 #pragma omp simd
-  for (std::size_t i = 0; i < n; ++i) dst[i] = std::bit_cast<float>(static_cast<std::uint32_t>(src[i]) << 16);
+  for (std::size_t i = 0; i < n; ++i) dst[i] = bf16_bits_to_float(src[i]);
 }
 
 #if ZT_HAVE_F16C_PATH

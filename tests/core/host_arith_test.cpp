@@ -75,6 +75,27 @@ TEST(HostArith, AccumulateIntoRefusesIntegers) {
   EXPECT_THROW(accumulate_into(&acc, &x, DType::i32, 1), std::invalid_argument);
 }
 
+TEST(HostArith, AddRounded16BitRoundsTheFp32SumOnce) {
+  for (DType dtype : {DType::bf16, DType::f16}) {
+    auto to_float = [dtype](std::uint16_t v) { return dtype == DType::bf16 ? bf16_to_float(bf16{v}) : f16_to_float(f16{v}); };
+    auto to_bits = [dtype](float v) { return dtype == DType::bf16 ? float_to_bf16(v).bits : float_to_f16(v).bits; };
+    for (std::size_t n : kLengths) {
+      const std::vector<float> a = values(n, 7), b = values(n, 8);  // 2^-20..2^20: f16 overflows, goes subnormal
+      std::vector<std::uint16_t> acc(n), x(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        acc[i] = to_bits(a[i]);
+        x[i] = to_bits(b[i]);
+      }
+      std::vector<std::uint16_t> want(n);
+      for (std::size_t i = 0; i < n; ++i) want[i] = to_bits(to_float(acc[i]) + to_float(x[i]));
+      add_rounded_16bit(acc.data(), x.data(), dtype, n);
+      for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(acc[i], want[i]) << dtype_name(dtype) << " element " << i;
+    }
+  }
+  std::uint16_t a = 0, b = 0;
+  EXPECT_THROW(add_rounded_16bit(&a, &b, DType::f32, 1), std::invalid_argument);
+}
+
 TEST(HostArith, DivideByDividesRatherThanMultiplyingByTheInverse) {
   for (float divisor : {3.0f, 4.0f, 7.0f}) {
     for (std::size_t n : kLengths) {
