@@ -171,6 +171,7 @@ StepTimePrediction predict_step_time(const StepTimeInputs& in) {
     const double e_bwd = backward_exposed(backward_s, {}, reduce, reduce_ready);
     p.comm_s = reductions * r + a + statistics;
     p.exposed_s = reductions * e_bwd + (in.stage > 0 ? e_fwd : 0.0) + statistics;
+    p.step_without_overlap_s = p.compute_s + reductions * r + (in.stage > 0 ? e_fwd : 0.0) + statistics;
   } else {
     // A block tied to another gathers that one too (again: it was freed after its own forward).
     std::vector<double> forward_gather = gather;
@@ -191,12 +192,13 @@ StepTimePrediction predict_step_time(const StepTimeInputs& in) {
       first_issue.assign(w.size(), 0.0);
       first_issue[0] = published[0];
     }
-    p.exposed_s = g * backward_exposed(backward_s, backward_gather, reduce, reduce_ready) +
-                  (g - 1) * forward_exposed(w, t_fwd, forward_gather) +
-                  forward_exposed(w, t_fwd, forward_gather, first_issue) + statistics;
+    const double forwards_exposed = (g - 1) * forward_exposed(w, t_fwd, forward_gather) +
+                                    forward_exposed(w, t_fwd, forward_gather, first_issue);
+    p.exposed_s = g * backward_exposed(backward_s, backward_gather, reduce, reduce_ready) + forwards_exposed + statistics;
+    p.step_without_overlap_s = p.compute_s + g * (r + backward_exposed(backward_s, backward_gather, {}, {})) +
+                               forwards_exposed + statistics;
   }
   p.step_s = p.compute_s + p.exposed_s;
-  p.step_without_overlap_s = p.compute_s + p.comm_s;
   return p;
 }
 

@@ -52,7 +52,14 @@
 //             = M·E_b + E_f + σ           stages 1, 2
 //             = G·E_b + E_f' + (G−1)·E_f + σ   stage 3 (E_f': the first forward, its first
 //                                        gather issued during the update)
-//   step      = T_compute + exposed;   without overlap: T_compute + T_comm.
+//   step      = T_compute + exposed.
+//   Without overlap (overlap_comm false, which concerns the reductions only): each reduction runs
+//   after backward and is waited for, the parameter gathers go as with overlap (without
+//   reductions on the link):
+//   step_off  = T_compute + M·R + σ                                  stage 0
+//             = T_compute + M·R + E_f + σ                            stages 1, 2
+//             = T_compute + G·(R + E_b⁰) + E_f' + (G−1)·E_f + σ      stage 3 (E_b⁰: E_b with
+//                                        its gathers only)
 // So what no schedule can hide shows: the buckets of the first blocks (ready only when backward
 // ends) and the part of the first block's gather that the rest of the update does not cover.
 //
@@ -124,7 +131,7 @@ struct StepTimePrediction {
   double comm_s = 0.0;     // T_comm
   double exposed_s = 0.0;  // with overlap
   double step_s = 0.0;     // T_compute + exposed
-  double step_without_overlap_s = 0.0;  // T_compute + T_comm
+  double step_without_overlap_s = 0.0;  // overlap_comm false: step_off above
 };
 
 // Throws std::invalid_argument on a stage outside 0-3, world_size or micro_batches < 1, a

@@ -163,7 +163,8 @@ std::string format_predictions(const PredictOptions& given, const Config& config
                        in.bucket_comm_bytes.size(), 1e3 * p.compute_s, 1e3 * p.comm_s, 1e3 * p.exposed_s,
                        1e3 * p.step_s, 1e3 * p.step_without_overlap_s);
   }
-  out += "\nexposed and step: overlap_comm true; no-overlap step: false (T_compute + T_comm). The model's formulas and\n"
+  out += "\nexposed and step: overlap_comm true; no-overlap step: false (the reductions after backward, waited for; the\n"
+         "parameter gathers as with overlap: overlap_comm concerns the reductions). The model's formulas and\n"
          "what it ignores (memory-bound work other than AdamW, which counts only with a memory bandwidth (the "
          "emulated device's); CPU taken by communication; ZeRO-3 persistence) are in zero/step_time_model.h.\n";
   return out;

@@ -139,7 +139,8 @@ TEST(StepTimeModel, StagesOneAndTwoAddTheParameterGathersBeforeEachBlocksForward
     SCOPED_TRACE(stage);
     EXPECT_DOUBLE_EQ(p.comm_s, 1.5 + 1.5);
     EXPECT_DOUBLE_EQ(p.exposed_s, 0.5 + 5.0 / 6);
-    EXPECT_DOUBLE_EQ(p.step_without_overlap_s, 6.0);
+    // overlap_comm false: the reductions (1.5 s) after backward; the gathers as with overlap.
+    EXPECT_DOUBLE_EQ(p.step_without_overlap_s, 3.0 + 1.5 + 5.0 / 6);
   }
   // Parameters twice as large (bf16 gradients, fp32 parameters): gathers of 1 s end at 1, 2, 3 s.
   StepTimeInputs in = three_blocks(2);
@@ -220,7 +221,9 @@ TEST(StepTimeModel, StageThreeGathersInEveryForwardAndBackward) {
   // gathers (link free at 1 s) and end at 1.5, 2 and 2.5 s: 0.5 s after backward's 2 s.
   EXPECT_DOUBLE_EQ(p.exposed_s, 2 * (5.0 / 6 + 0.5));
   EXPECT_DOUBLE_EQ(p.step_s, 6.0 + 8.0 / 3);
-  EXPECT_DOUBLE_EQ(p.step_without_overlap_s, 14.0);
+  // overlap_comm false: per micro batch the reductions (1.5 s) after backward, whose gathers alone
+  // (ending at 0.5 and 1 s) keep ahead of blocks 1 and 0; the forwards wait 5/6 s as above.
+  EXPECT_DOUBLE_EQ(p.step_without_overlap_s, 6.0 + 2 * 1.5 + 2 * 5.0 / 6);
 }
 
 TEST(StepTimeModel, StageThreeRegathersTiedBlocksAndSkipsBackwardsThatReadNoParameters) {
