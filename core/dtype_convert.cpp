@@ -6,14 +6,12 @@
 // subnormals, infinities and NaNs as float_to_f16 and f16_to_float do, which dtype_test checks
 // over every f16 value and a sweep of f32 values.
 #include <algorithm>
-#include <bit>
 #include <cstring>
 #include <stdexcept>
 #include <string>
 
 #include "core/bf16_bits.h"
 #include "core/dtype.h"
-
 #include "core/vector_clones.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))

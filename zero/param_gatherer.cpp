@@ -3,9 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <exception>
 #include <utility>
-
 
 namespace zt {
 
@@ -23,7 +21,7 @@ ParamGatherer::ParamGatherer(const PartitionPlan& plan, Communicator& comm, Stre
       tracker_(tracker) {}
 
 ParamGatherer::~ParamGatherer() {
-  for (const auto& [block, g] : gathered_) wait_before_freeing(g.work);
+  for (const auto& entry : gathered_) wait_before_freeing(entry.second.work);
 }
 
 bool ParamGatherer::persistent(std::size_t block) const { return plan_.block(block).numel <= persistence_threshold_; }

@@ -169,9 +169,10 @@ StepTimePrediction predict_step_time(const StepTimeInputs& in) {
   if (in.stage < 3) {
     const double e_fwd = forward_exposed(w, t_fwd, gather, published);
     const double e_bwd = backward_exposed(backward_s, {}, reduce, reduce_ready);
+    const double forward_waits = in.stage > 0 ? e_fwd : 0.0;  // stage 0 gathers nothing
     p.comm_s = reductions * r + a + statistics;
-    p.exposed_s = reductions * e_bwd + (in.stage > 0 ? e_fwd : 0.0) + statistics;
-    p.step_without_overlap_s = p.compute_s + reductions * r + (in.stage > 0 ? e_fwd : 0.0) + statistics;
+    p.exposed_s = reductions * e_bwd + forward_waits + statistics;
+    p.step_without_overlap_s = p.compute_s + reductions * r + forward_waits + statistics;
   } else {
     // A block tied to another gathers that one too (again: it was freed after its own forward).
     std::vector<double> forward_gather = gather;
