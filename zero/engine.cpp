@@ -81,7 +81,18 @@ ZeroEngine::ZeroEngine(const models::Model& model, models::ComputeContext& ctx, 
   reducer_ = make_reducer();
   reserve_comm_workspace();
   if (options.stage == 3) {
-    gatherer_ = std::make_unique<ParamGatherer>(plan_, comm, ctx.stream(), device, dtype,
+    if (options.zero_hpz_partition_size > 1) {
+      const int size = options.zero_hpz_partition_size;
+      if (comm.world_size() % size != 0)
+        throw std::invalid_argument(fmt::format("zero_optimization.zero_hpz_partition_size {} does not divide the {} "
+                                                "ranks", size, comm.world_size()));
+      hpz_group_ = comm.split(comm.rank() / size, comm.rank(), "hpz");
+      if (hpz_group_->rank() == 0 && hpz_group_->local_size() < size)
+        log::warn("zero_optimization.zero_hpz_partition_size {}: ranks {}-{} are not all on one host, so their "
+                  "gathers within the group still cross hosts; place ranks host by host with that many per host",
+                  size, comm.rank(), comm.rank() + size - 1);
+    }
+    gatherer_ = std::make_unique<ParamGatherer>(plan_, comm, hpz_group_.get(), ctx.stream(), device, dtype,
                                                 options.stage3_prefetch_bucket_size,
                                                 options.stage3_param_persistence_threshold, exposed_, tracker);
     gatherer_->set_shard(param_shard_.view());

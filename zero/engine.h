@@ -172,6 +172,7 @@ class ZeroEngine {
   std::unique_ptr<LookupRowsExchange> rows_exchange_;
   bool choose_bucket_size_after_step_ = false;  // reduce_bucket_size: auto, before the first step's end
   Event backward_begin_, backward_end_;         // the last micro-batch's backward, while choosing
+  std::unique_ptr<Communicator> hpz_group_;  // stage 3's secondary partition group (zero_hpz_partition_size)
   std::unique_ptr<ParamGatherer> gatherer_;
   std::unique_ptr<models::Activations> acts_;
   LossScaler loss_scaler_;

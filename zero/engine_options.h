@@ -51,6 +51,11 @@ struct ZeroConfig {
   std::size_t reduce_buffer_size = 0;
   std::size_t stage3_prefetch_bucket_size = kDefaultPrefetchBucketSize;        // elements gathered ahead of use
   std::size_t stage3_param_persistence_threshold = kDefaultPersistenceThreshold;  // blocks this small stay gathered
+  // Stage 3, ZeRO++'s secondary partition (hpZ): groups of this many consecutive ranks keep, from a
+  // block's first gather after an optimizer step, a copy of the block split among them, and later
+  // gathers of the block (backward's, later micro-batches') go within the group. With ranks placed
+  // host by host and the group a host, those gathers never cross the slower link. 1 = off.
+  int zero_hpz_partition_size = 1;
   CommDataType communication_data_type = CommDataType::fp32;  // resolved into ZeroOptions::comm_dtype
   EmbeddingGradient embedding_gradient = EmbeddingGradient::automatic;
   bool operator==(const ZeroConfig&) const = default;

@@ -8,6 +8,7 @@
 #include "models/activations.h"
 #include "core/memory.h"
 #include "zero/lookup_rows.h"
+#include "zero/param_gatherer.h"
 
 namespace zt {
 
@@ -81,6 +82,11 @@ MemoryPlan plan_memory(const models::Model& model, const ZeroOptions& options, i
     std::size_t ahead = options.stage3_prefetch_bucket_size == 0 ? 0 : options.stage3_prefetch_bucket_size + largest;
     // Each block is gathered at most once at a time, so never more than the whole model.
     m.gathered_bound = c * std::min(static_cast<std::int64_t>(largest_pair + ahead + persistent), padded_total);
+    std::size_t group_slices = 0;  // the secondary partition's (param_gatherer.h)
+    for (std::size_t b = 0; b < model.num_blocks(); ++b)
+      group_slices += group_slice_numel(plan, b, options.stage3_param_persistence_threshold,
+                                        options.zero_hpz_partition_size);
+    m.params += c * static_cast<std::int64_t>(group_slices);
   }
   return m;
 }

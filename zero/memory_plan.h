@@ -25,7 +25,7 @@ PartitionPlan make_partition_plan(const models::Model& model, const ZeroOptions&
 std::size_t bucket_buffer_count(const PartitionPlan& plan, const ZeroOptions& options);
 
 struct MemoryPlan {
-  std::int64_t params = 0;       // compute-dtype parameters (stage 3: the shard)
+  std::int64_t params = 0;       // compute-dtype parameters (stage 3: the shard and any secondary partition)
   std::int64_t grads = 0;        // block gradients (stages 0/1; + fp32 accumulators) + the fp32 gradient shard
   std::int64_t optimizer = 0;    // fp32 master, exp_avg, exp_avg_sq of the shard
   std::int64_t buckets = 0;      // the gradient bucket buffers (reduce_bucket_size: auto, an upper bound) and

@@ -5,11 +5,20 @@
 #include <algorithm>
 #include <utility>
 
+#include "core/device_ops.h"
+
 namespace zt {
 
-ParamGatherer::ParamGatherer(const PartitionPlan& plan, Communicator& comm, Stream& compute, Device device, DType dtype,
-                             std::size_t prefetch_numel, std::size_t persistence_threshold, ExposedTime& exposed,
-                             MemoryTracker& tracker)
+std::size_t group_slice_numel(const PartitionPlan& plan, std::size_t block, std::size_t persistence_threshold,
+                              int group_size) {
+  const BlockPlacement& placement = plan.block(block);
+  if (group_size <= 1 || placement.numel <= persistence_threshold) return 0;
+  return placement.padded_numel / static_cast<std::size_t>(group_size);
+}
+
+ParamGatherer::ParamGatherer(const PartitionPlan& plan, Communicator& comm, Communicator* group, Stream& compute,
+                             Device device, DType dtype, std::size_t prefetch_numel, std::size_t persistence_threshold,
+                             ExposedTime& exposed, MemoryTracker& tracker)
     : plan_(plan),
       comm_(comm),
       compute_(compute),
@@ -18,7 +27,17 @@ ParamGatherer::ParamGatherer(const PartitionPlan& plan, Communicator& comm, Stre
       prefetch_numel_(prefetch_numel),
       persistence_threshold_(persistence_threshold),
       exposed_(exposed),
-      tracker_(tracker) {}
+      tracker_(tracker),
+      group_(group) {
+  if (!group_) return;
+  std::size_t total = 0;
+  for (std::size_t b = 0; b < plan_.blocks().size(); ++b) {
+    group_offsets_.push_back(total);
+    total += slice_numel(b);
+  }
+  group_slices_ = Buffer(device_, dtype_, total, MemCategory::params, compute_, tracker_);
+  group_slice_current_.assign(plan_.blocks().size(), false);
+}
 
 ParamGatherer::~ParamGatherer() {
   for (const auto& entry : gathered_) wait_before_freeing(entry.second.work);
@@ -26,15 +45,26 @@ ParamGatherer::~ParamGatherer() {
 
 bool ParamGatherer::persistent(std::size_t block) const { return plan_.block(block).numel <= persistence_threshold_; }
 
+std::size_t ParamGatherer::slice_numel(std::size_t block) const {
+  return group_slice_numel(plan_, block, persistence_threshold_, group_ ? group_->world_size() : 1);
+}
+
 void ParamGatherer::launch(std::size_t block) {
   if (gathered_.contains(block)) return;
   const BlockPlacement& placement = plan_.block(block);
   // The all-gather overwrites every element: no zero fill needed beyond the pool's own.
   Gathered g{Buffer(device_, dtype_, placement.padded_numel, MemCategory::gathered, compute_, tracker_), Work()};
-  g.work = comm_.all_gather(shard_.slice(placement.shard_offset, placement.chunk_numel), g.buffer.view(), compute_);
+  g.from_group = group_ && group_slice_current_[block];
+  if (g.from_group) {
+    const BufferView slice = group_slices_.slice(group_offsets_[block], slice_numel(block));
+    g.work = group_->all_gather(slice, g.buffer.view(), compute_);
+  } else {
+    g.work = comm_.all_gather(shard_.slice(placement.shard_offset, placement.chunk_numel), g.buffer.view(), compute_);
+  }
   works_.push_back(g.work);
   if (timeline_)
-    timeline_->add_collective(fmt::format("all_gather block {}", block), g.work, {{"block", block}});
+    timeline_->add_collective(fmt::format("all_gather block {}{}", block, g.from_group ? " in group" : ""), g.work,
+                              {{"block", block}, {"group", g.from_group}});
   gathered_.emplace(block, std::move(g));
 }
 
@@ -51,9 +81,18 @@ std::vector<BufferView> ParamGatherer::enter(std::size_t step) {
       return std::pair{fmt::format("wait gather block {}", block),
                        nlohmann::json{{"block", block}, {"sequence", g.work.sequence()}}};
     });
+    keep_group_slice(block, g);
     views.push_back(g.buffer.view());
   }
   return views;
+}
+
+void ParamGatherer::keep_group_slice(std::size_t block, const Gathered& gathered) {
+  const std::size_t numel = slice_numel(block);
+  if (numel == 0 || gathered.from_group || group_slice_current_[block]) return;
+  const std::size_t mine = static_cast<std::size_t>(group_->rank()) * numel;
+  copy_async(group_slices_.slice(group_offsets_[block], numel), gathered.buffer.slice(mine, numel), compute_);
+  group_slice_current_[block] = true;
 }
 
 void ParamGatherer::prefetch_after(std::size_t step) {
@@ -100,6 +139,8 @@ void ParamGatherer::end_pass() {
 void ParamGatherer::invalidate() {
   for (auto& [block, g] : gathered_) release(g);
   gathered_.clear();
+  // The next copies into the slices follow the gathers from them on the compute stream (release).
+  group_slice_current_.assign(group_slice_current_.size(), false);
 }
 
 void ParamGatherer::release(Gathered& gathered) {

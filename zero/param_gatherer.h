@@ -9,6 +9,13 @@
 // blocks unless the next step needs them too, or they are persistent (no more elements than the
 // persistence threshold: gathered once per optimizer step and kept, like DeepSpeed's
 // stage3_param_persistence_threshold).
+//
+// With a group communicator (ZeRO++'s secondary partition, hpZ: zero_hpz_partition_size), a block
+// gathered from every rank's shard leaves this rank its group slice of it (the group's i-th rank
+// keeps the i-th of group-size equal slices of the padded block), and until the shard changes the
+// block is gathered from those slices within the group: one rank's bytes cross the group's link
+// instead of the world's, on the group's own comm stream, which no gradient reduction queues on.
+// The values gathered are the same bytes either way.
 #pragma once
 
 #include <cstddef>
@@ -23,11 +30,17 @@
 
 namespace zt {
 
+// Elements of block's slice of the secondary partition for groups of group_size ranks: none for a
+// persistent block (it stays gathered from its first gather to the shard's next change).
+std::size_t group_slice_numel(const PartitionPlan& plan, std::size_t block, std::size_t persistence_threshold,
+                              int group_size);
+
 class ParamGatherer {
  public:
-  // Waits of the compute stream for gathers are measured into exposed.
-  ParamGatherer(const PartitionPlan& plan, Communicator& comm, Stream& compute, Device device, DType dtype,
-                std::size_t prefetch_numel, std::size_t persistence_threshold, ExposedTime& exposed,
+  // Waits of the compute stream for gathers are measured into exposed. group (nullable: no
+  // secondary partition) holds consecutive ranks of comm; the slices it keeps count as params.
+  ParamGatherer(const PartitionPlan& plan, Communicator& comm, Communicator* group, Stream& compute, Device device,
+                DType dtype, std::size_t prefetch_numel, std::size_t persistence_threshold, ExposedTime& exposed,
                 MemoryTracker& tracker);
   // Gathers still in flight write into buffers about to be freed: waits for them.
   ~ParamGatherer();
@@ -55,6 +68,7 @@ class ParamGatherer {
     Buffer buffer;
     Work work;
     bool waited = false;  // the compute stream waits for work (so it is ordered after the gather)
+    bool from_group = false;
   };
   void launch(std::size_t block);
   // Gives a gathered block's memory back to the pool (memory_pool.h): the compute stream is made
@@ -62,6 +76,9 @@ class ParamGatherer {
   void release(Gathered& gathered);
   void prefetch_after(std::size_t step);
   bool persistent(std::size_t block) const;
+  std::size_t slice_numel(std::size_t block) const;  // this rank's slice of the block (0: none)
+  // After a gather from every rank: keeps this rank's group slice of the block (compute stream).
+  void keep_group_slice(std::size_t block, const Gathered& gathered);
 
   const PartitionPlan& plan_;
   Communicator& comm_;
@@ -73,6 +90,10 @@ class ParamGatherer {
   ExposedTime& exposed_;
   MemoryTracker& tracker_;
   BufferView shard_;
+  Communicator* group_;
+  Buffer group_slices_;                       // this rank's slice of every non-persistent block
+  std::vector<std::size_t> group_offsets_;    // where each block's slice sits in group_slices_
+  std::vector<bool> group_slice_current_;     // the slice holds the shard's present values
   std::vector<std::vector<std::size_t>> steps_;
   std::map<std::size_t, Gathered> gathered_;
   std::vector<Work> works_;

@@ -420,6 +420,16 @@ std::vector<ConfigKey> make_keys() {
               field(&Config::zero_optimization, &ZeroConfig::stage3_param_persistence_threshold),
               static_cast<std::int64_t>(zero.stage3_param_persistence_threshold), between(0, kMaxBucketElements),
               "Stage 3: parameter tensors with fewer elements stay gathered on every rank."));
+  add(integer("zero_optimization.zero_hpz_partition_size",
+              field(&Config::zero_optimization, &ZeroConfig::zero_hpz_partition_size),
+              zero.zero_hpz_partition_size, between(1, 1 << 20),
+              "Stage 3: ZeRO++'s secondary partition (hpZ). Groups of this many consecutive ranks keep a copy "
+              "of each gathered layer split among them, from its first gather after an optimizer step, and "
+              "gather it again (backward, later micro-batches) within the group. Set it to the ranks per host "
+              "(ranks placed host by host, as mpirun --map-by slot and srun do): backward's gathers then stay "
+              "inside the host, and stage 3 sends over the network what stage 2 sends. Costs each rank 1/size "
+              "of the compute-dtype parameters (counted in `zerotrain plan`, params). Must divide the number of "
+              "ranks; 1 = off."));
   add(choice("zero_optimization.communication_data_type",
              field(&Config::zero_optimization, &ZeroConfig::communication_data_type), zero.communication_data_type,
              {{"fp32", CommDataType::fp32},

@@ -42,6 +42,15 @@ ZeroOptions zero_options(const Config& config) {
   return o;
 }
 
+void check_settings_for_world(const Config& config, int world_size, bool any_stage) {
+  const ZeroConfig& zero = config.zero_optimization;
+  if ((any_stage || zero.stage == 3) && world_size % zero.zero_hpz_partition_size != 0)
+    throw UserError(fmt::format("zero_optimization.zero_hpz_partition_size {} does not divide the {} ranks: each "
+                                "group of that many consecutive ranks keeps a copy of the parameters; give the "
+                                "ranks per host, or 1",
+                                zero.zero_hpz_partition_size, world_size));
+}
+
 LrSchedule lr_schedule(const Config& config) {
   LrSchedule s;
   static_cast<LrScheduleOptions&>(s) = config.scheduler;  // the section is the schedule's own options

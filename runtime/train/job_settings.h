@@ -18,6 +18,10 @@ namespace zt {
 
 std::unique_ptr<models::Model> build_model(const ModelConfig& config);
 ZeroOptions zero_options(const Config& config);
+// Throws zt::UserError for settings the number of ranks makes impossible: a stage-3 secondary
+// partition group (zero_hpz_partition_size) that does not divide them. `plan`, which shows
+// stage 3 whatever the config's stage, checks with any_stage.
+void check_settings_for_world(const Config& config, int world_size, bool any_stage = false);
 // The emulated device's rates (config.emulation; meaningful when it is enabled).
 models::DeviceRates emulated_rates(const EmulationConfig& emulation);
 LrSchedule lr_schedule(const Config& config);

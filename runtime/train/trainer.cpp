@@ -109,6 +109,7 @@ Trainer::Trainer(const Config& config, MPI_Comm job) : config_(config), schedule
   comm_options.flight_record_dir = flight_records.string();
   comm_ = make_communicator(comm_options, device, job);
 
+  check_settings_for_world(config, comm_->world_size());
   model_ = build_model(config.model);
   if (config.emulation.enabled()) {
     ctx_ = models::ComputeContext::emulated(emulated_rates(config.emulation), config.precision.dtype);

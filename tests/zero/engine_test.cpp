@@ -373,6 +373,8 @@ TEST_F(EngineTest, ModelStateBytesEqualThePlan) {
       job.options = base_options(stage, true);
       job.options.compute_dtype = job.options.comm_dtype = dtype;
       job.options.embedding_gradient = embedding;
+      // Stage 3 on an even world: with the secondary partition, whose slices are parameter memory.
+      if (stage == 3 && world_->world_size() % 2 == 0 && dtype == DType::bf16) job.options.zero_hpz_partition_size = 2;
       auto model = make_model(kind);
       MemoryPlan plan = plan_memory(*model, job.options, world_->world_size(), job.B, job.T, Device::cpu());
       MemoryTracker tracker;
@@ -525,6 +527,84 @@ TEST_F(EngineTest, StageThreeGathersABlockOnlyForThePassesThatReadIt) {
     EXPECT_EQ(gathers[0], step == 0 ? 3 : 2) << "the embedding, step " << step;
     for (std::size_t b = 1; b + 1 < n; ++b) EXPECT_EQ(gathers[b], 2) << model->block(b).name();
     EXPECT_EQ(gathers[n - 1], 1) << "the LM head";
+  }
+}
+
+// zero_hpz_partition_size (ZeRO++'s secondary partition): groups of 2 ranks keep forward's
+// gathered blocks split between them, and every later gather of a block before the next optimizer
+// step goes within the group. The gathered bytes are the same, so the run is bitwise that of plain
+// stage 3, overlap on and off, with gradient accumulation (the second micro-batch's forward
+// gathers within the group too) and in bf16.
+TEST_F(EngineTest, SecondaryPartitionChangesNoBit) {
+  if (world_->world_size() % 2 != 0) GTEST_SKIP() << "groups of 2 ranks need an even world";
+  for (DType dtype : {DType::f32, DType::bf16})
+    for (ModelKind kind : {ModelKind::gpt2, ModelKind::llama}) {
+      Job job;
+      job.kind = kind;
+      job.T = 8;
+      job.steps = 3;
+      job.options = base_options(3, true);
+      job.options.compute_dtype = job.options.comm_dtype = dtype;
+      MemoryTracker t0;
+      RunResult plain = run(job, *world_, job.B * world_->world_size(), t0);
+      for (bool overlap : {true, false}) {
+        job.options.overlap_comm = overlap;
+        job.options.zero_hpz_partition_size = 2;
+        MemoryTracker t1;
+        RunResult grouped = run(job, *world_, job.B * world_->world_size(), t1);
+        const std::string what = kind_name(kind) + " " + std::string(dtype_name(dtype)) + (overlap ? " overlap" : "");
+        ASSERT_EQ(grouped.params.size(), plain.params.size()) << what;
+        EXPECT_EQ(std::memcmp(grouped.params.data(), plain.params.data(), plain.params.size() * sizeof(float)), 0)
+            << what;
+        EXPECT_EQ(grouped.losses, plain.losses) << what;
+        EXPECT_GT(t1.stats(Space::host, MemCategory::params).peak, t0.stats(Space::host, MemCategory::params).peak)
+            << what << ": the group's slices are parameter memory";
+      }
+    }
+}
+
+// Which gathers go within the group (GPT-2, nothing persistent, one micro-batch): a transformer
+// block's forward gathers from every rank and its backward within the group; the LM head keeps its
+// forward's gather into its backward; the embedding's forward (the first step's) and the next
+// step's prefetch after the optimizer gather from every rank, the head's re-gather of the tied
+// embedding within the group.
+TEST_F(EngineTest, SecondaryPartitionGathersWithinTheGroupUntilTheOptimizerStep) {
+  if (world_->world_size() % 2 != 0) GTEST_SKIP() << "groups of 2 ranks need an even world";
+  auto model = make_model(ModelKind::gpt2);
+  auto ctx = models::ComputeContext::cpu(1);
+  ZeroOptions o = base_options(3, true);
+  o.stage3_param_persistence_threshold = 0;
+  o.gradient_accumulation_steps = 1;
+  o.zero_hpz_partition_size = 2;
+  MemoryTracker tracker;
+  const int B = 2, T = 8;
+  ZeroEngine engine(*model, *ctx, *world_, o, B, T, tracker);
+  engine.init_parameters(7);
+  GlobalBatches batches(ModelKind::gpt2, *model, B * world_->world_size(), T);
+  const std::size_t n = model->num_blocks();
+  for (int step = 0; step < 2; ++step) {
+    trace::Timeline timeline(world_->rank());
+    timeline.begin_step(step, ctx->stream());
+    engine.set_timeline(&timeline);
+    engine.train_step(
+        [&](models::Activations& acts, int micro) { batches.load(acts, step, micro, world_->rank() * B, B); },
+        o.adamw.lr);
+    engine.set_timeline(nullptr);
+    timeline.end_step();
+    std::vector<int> world_gathers(n, 0), group_gathers(n, 0);
+    for (const trace::Span& span : timeline.resolve()) {
+      if (!span.name.starts_with("all_gather block ")) continue;
+      const auto block = span.args.at("block").get<std::size_t>();
+      ++(span.args.at("group").get<bool>() ? group_gathers : world_gathers).at(block);
+    }
+    EXPECT_EQ(world_gathers[0], step == 0 ? 2 : 1) << "the embedding, step " << step;
+    EXPECT_EQ(group_gathers[0], 1) << "the embedding, step " << step;
+    for (std::size_t b = 1; b + 1 < n; ++b) {
+      EXPECT_EQ(world_gathers[b], 1) << model->block(b).name();
+      EXPECT_EQ(group_gathers[b], 1) << model->block(b).name();
+    }
+    EXPECT_EQ(world_gathers[n - 1], 1) << "the LM head";
+    EXPECT_EQ(group_gathers[n - 1], 0) << "the LM head";
   }
 }
 

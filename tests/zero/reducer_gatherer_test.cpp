@@ -177,7 +177,8 @@ TEST_F(ReducerGathererTest, GathererHandsOutWholeBlocksWithinThePrefetchBudget) 
   }
   ExposedTime exposed;
   const std::size_t prefetch = 150, persistent = 5;
-  ParamGatherer gatherer(plan, *world_, compute_, Device::cpu(), DType::f32, prefetch, persistent, exposed, tracker);
+  ParamGatherer gatherer(plan, *world_, nullptr, compute_, Device::cpu(), DType::f32, prefetch, persistent, exposed,
+                         tracker);
   gatherer.set_shard(shard.view());
   std::vector<std::vector<std::size_t>> steps;
   for (std::size_t b = 0; b < numels.size(); ++b) steps.push_back({b});

@@ -10,7 +10,9 @@
 #     training from fp32 training;
 #   - the parameters take half the memory of fp32 (metrics.jsonl's mem_params);
 #   - fp16 scales its loss (loss_scale 65536 in the metrics), bf16 and fp32 do not;
-#   - Llama (stage 3) and the MLP (stage 1) train in bf16;
+#   - Llama (stage 3) and the MLP (stage 1) train in bf16; Llama's stage 3 with a secondary
+#     partition (zero_hpz_partition_size 2) gives the same bits, and a group size that does not
+#     divide the ranks is one clear error;
 #   - a bf16 checkpoint resumes bitwise, and resumed in fp32 it says so.
 # Usage: mixed_precision_test.sh ZEROTRAIN MPIEXEC [MPIEXEC FLAGS...]
 set -euo pipefail
@@ -52,6 +54,8 @@ train gpt2_fp32_s2 default --set precision.dtype=fp32 --set zero_optimization.st
 train llama_bf16_s3 llama-tiny --set precision.dtype=bf16 --set zero_optimization.stage=3
 train llama_bf16_s3_serial llama-tiny --set precision.dtype=bf16 --set zero_optimization.stage=3 \
   --set zero_optimization.overlap_comm=false
+train llama_bf16_s3_hpz llama-tiny --set precision.dtype=bf16 --set zero_optimization.stage=3 \
+  --set zero_optimization.zero_hpz_partition_size=2
 train mlp_bf16_s1 default --set model.type=mlp --set model.preset=none --set precision.dtype=bf16 \
   --set zero_optimization.stage=1
 
@@ -90,9 +94,22 @@ for dtype, tolerance in (("bf16", 0.02), ("fp16", 0.002)):
     check(scale == (65536.0 if dtype == "fp16" else 1.0), f"{dtype}: loss scale {scale}")
 falls("llama_bf16_s3")
 check(curve("llama_bf16_s3") == curve("llama_bf16_s3_serial"), "llama bf16 stage 3: overlap on and off, the same bits")
+check(curve("llama_bf16_s3") == curve("llama_bf16_s3_hpz"),
+      "llama bf16 stage 3: gathers within a secondary partition (zero_hpz_partition_size 2), the same bits")
 losses = [r["loss"] for r in steps("mlp_bf16_s1")]
 check(losses[-1] < losses[0], f"mlp bf16: the loss falls, {losses[0]:.3f} -> {losses[-1]:.3f}")
 EOF
+
+# A secondary partition group that does not divide the ranks: one error naming the key.
+if "${mpirun[@]}" -np 2 "$zerotrain" train --config "$source_dir/configs/llama-tiny.yaml" --set train.steps=1 \
+  --set "data.train_files=$work/data/train_*.bin" --set data.val_files= --set data.seq_len=32 \
+  --set train.eval_interval=0 --set train.sample_interval=0 --set checkpoint.interval=0 \
+  --set zero_optimization.stage=3 --set zero_optimization.zero_hpz_partition_size=3 \
+  --set "logging.run_dir=$work/hpz3" > "$work/hpz3.log" 2>&1; then
+  fail "zero_hpz_partition_size 3 on 2 ranks was accepted"
+fi
+grep -q "zero_optimization.zero_hpz_partition_size 3 does not divide the 2 ranks" "$work/hpz3.log" ||
+  { cat "$work/hpz3.log"; fail "no clear error for zero_hpz_partition_size 3 on 2 ranks"; }
 
 # A bf16 checkpoint at step 10 resumes into the same steps 11-20; resumed in fp32 it says so.
 train resume_a default --set precision.dtype=bf16 --set zero_optimization.stage=2 --set train.steps=20 \
