@@ -68,9 +68,11 @@ std::vector<double> published_at(const std::vector<double>& optimizer_share, dou
 
 // E_b: how much later than the sum of `block_s` (each block's backward, its recompute included)
 // backward's work ends, with its gathers (if any) issued first and its reductions (if any) issued
-// as their buckets complete.
+// as their buckets complete, behind the gathers unless those run on a link of their own (a
+// secondary partition's group).
 double backward_exposed(const std::vector<double>& block_s, const std::vector<double>& gather_s,
-                        const std::vector<double>& reduce_s, const std::vector<std::size_t>& ready_block) {
+                        const std::vector<double>& reduce_s, const std::vector<std::size_t>& ready_block,
+                        bool gathers_on_own_link = false) {
   std::vector<std::size_t> order(block_s.size());
   std::iota(order.rbegin(), order.rend(), 0);
   const std::vector<double> ready = gather_ends(gather_s, order);
@@ -82,7 +84,7 @@ double backward_exposed(const std::vector<double>& block_s, const std::vector<do
   std::iota(issued.begin(), issued.end(), 0);
   std::stable_sort(issued.begin(), issued.end(),
                    [&](std::size_t a, std::size_t b) { return finished[ready_block[a]] < finished[ready_block[b]]; });
-  double link = sum(gather_s);
+  double link = gathers_on_own_link ? 0.0 : sum(gather_s);
   for (std::size_t k : issued) link = std::max(link, finished[ready_block[k]]) + reduce_s[k];
   return std::max(0.0, std::max(t, link) - sum(block_s));
 }
@@ -117,6 +119,8 @@ void check(const StepTimeInputs& in) {
     throw std::invalid_argument("predict_step_time: optimizer shares are per block, or not given");
   for (double s : in.block_optimizer_share)
     if (!(s >= 0.0)) throw std::invalid_argument("predict_step_time: an optimizer share must not be negative");
+  if (in.hpz_group_size < 1 || in.world_size % in.hpz_group_size != 0)
+    throw std::invalid_argument("predict_step_time: the secondary partition's group size must divide the world size");
   if (!in.block_recompute_s.empty() && in.block_recompute_s.size() != blocks)
     throw std::invalid_argument("predict_step_time: recompute times are per block, or not given");
   for (double s : in.block_recompute_s)
@@ -174,18 +178,31 @@ StepTimePrediction predict_step_time(const StepTimeInputs& in) {
     p.exposed_s = reductions * e_bwd + forward_waits + statistics;
     p.step_without_overlap_s = p.compute_s + reductions * r + forward_waits + statistics;
   } else {
+    // A block gathered again before the next update: from every rank's shard, or with a secondary
+    // partition from the group's slices (a ring of the group's ranks, on its own link).
+    const bool grouped = in.hpz_group_size > 1;
+    std::vector<double> regather = gather;
+    if (grouped)
+      for (std::size_t b = 0; b < regather.size(); ++b)
+        regather[b] = all_gather_seconds(in.block_gather_bytes[b], in.hpz_group_size, in.link);
     // A block tied to another gathers that one too (again: it was freed after its own forward).
-    std::vector<double> forward_gather = gather;
-    for (std::size_t b = 0; b < in.block_tied_gather_bytes.size(); ++b)
-      forward_gather[b] += all_gather_seconds(in.block_tied_gather_bytes[b], n, in.link);
+    // The step's first forward gathers each block from the shards; later forwards regather.
+    std::vector<double> first_forward_gather = gather, forward_gather = regather;
+    for (std::size_t b = 0; b < in.block_tied_gather_bytes.size(); ++b) {
+      const double tied = grouped ? all_gather_seconds(in.block_tied_gather_bytes[b], in.hpz_group_size, in.link)
+                                  : all_gather_seconds(in.block_tied_gather_bytes[b], n, in.link);
+      first_forward_gather[b] += tied;
+      forward_gather[b] += tied;
+    }
     // Backward gathers the blocks whose backward reads their parameters; the last block (and the
     // block tied to it) stays gathered from the end of forward into the start of backward, which
     // runs it first (ParamGatherer keeps what the next step needs).
-    std::vector<double> backward_gather = gather;
+    std::vector<double> backward_gather = regather;
     for (std::size_t b = 0; b < in.block_backward_reads_params.size(); ++b)
       if (!in.block_backward_reads_params[b]) backward_gather[b] = 0.0;
     backward_gather.back() = 0.0;
-    p.comm_s = reductions * r + g * (sum(forward_gather) + sum(backward_gather)) + statistics;
+    p.comm_s = reductions * r + sum(first_forward_gather) + (g - 1) * sum(forward_gather) +
+               g * sum(backward_gather) + statistics;
     // The first forward of a step finds its first block's gather issued as soon as the optimizer
     // updated that block; later micro batches' forwards gather it when they begin.
     std::vector<double> first_issue;
@@ -194,8 +211,9 @@ StepTimePrediction predict_step_time(const StepTimeInputs& in) {
       first_issue[0] = published[0];
     }
     const double forwards_exposed = (g - 1) * forward_exposed(w, t_fwd, forward_gather) +
-                                    forward_exposed(w, t_fwd, forward_gather, first_issue);
-    p.exposed_s = g * backward_exposed(backward_s, backward_gather, reduce, reduce_ready) + forwards_exposed + statistics;
+                                    forward_exposed(w, t_fwd, first_forward_gather, first_issue);
+    p.exposed_s = g * backward_exposed(backward_s, backward_gather, reduce, reduce_ready, grouped) + forwards_exposed +
+                  statistics;
     p.step_without_overlap_s = p.compute_s + g * (r + backward_exposed(backward_s, backward_gather, {}, {})) +
                                forwards_exposed + statistics;
   }
@@ -250,12 +268,14 @@ StepTimeInputs step_time_inputs(const models::Model& model, const ZeroOptions& o
   if (options.stage > 0)
     for (std::size_t b = 0; b < blocks; ++b)
       in.block_gather_bytes.push_back(static_cast<double>(plan.block(b).padded_numel) * compute_size);
-  if (options.stage == 3)
+  if (options.stage == 3) {
+    in.hpz_group_size = options.zero_hpz_partition_size;
     for (std::size_t b = 0; b < blocks; ++b) {
       const auto tied = model.block(b).tied_block();
       in.block_tied_gather_bytes.push_back(tied ? in.block_gather_bytes[*tied] : 0.0);
       in.block_backward_reads_params.push_back(model.block(b).backward_reads_params());
     }
+  }
   return in;
 }
 

@@ -48,6 +48,11 @@
 //   update; stage 3 the first block's so too before a step's first forward, and the others when
 //   their pass begins (an unlimited prefetch), so a reduction issued during a stage-3 backward
 //   waits behind the gathers issued before it.
+//   With a secondary partition of groups of H ranks (stage 3, zero_hpz_partition_size), a block's
+//   first gather in a step is from every rank and its later ones (backward's, later forwards', a
+//   tied block's) a ring of H ranks (within a host when H divides the ranks per host: the
+//   intra-host link), on the group's own stream: backward's reductions no longer queue behind
+//   them, and T_comm counts a_b once and the regathers at the group's rate.
 //   exposed   = M·E_b + σ                 stage 0
 //             = M·E_b + E_f + σ           stages 1, 2
 //             = G·E_b + E_f' + (G−1)·E_f + σ   stage 3 (E_f': the first forward, its first
@@ -120,6 +125,9 @@ struct StepTimeInputs {
   // finish (bucket_ready_block).
   double rows_gather_bytes = 0.0;
   std::size_t rows_ready_block = 0;
+  // Stage 3's secondary partition (zero_hpz_partition_size; 1: none): the ranks of a group that
+  // gathers within itself, on a comm stream of its own.
+  int hpz_group_size = 1;
   // Activation checkpointing: the forward seconds each block runs again before its backward (0
   // for a block that keeps its activations); empty means none.
   std::vector<double> block_recompute_s;

@@ -173,6 +173,7 @@ std::string format_predictions(const PredictOptions& given, const Config& config
 int run(const po::variables_map& options, std::ostream& out) {
   Config config = load_config_options(options);
   const int world = option_in(options, "world-size", 1, 1 << 20);
+  check_settings_for_world(config, world, /*any_stage=*/true);
   // A plan needs the kind of device only: "cuda" (each rank's own GPU in a job) plans for a GPU.
   const std::string device_text = options["device"].as<std::string>();
   const Device device = device_text == "cuda" ? Device::cuda(0) : Device::parse(device_text);

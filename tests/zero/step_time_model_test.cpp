@@ -239,6 +239,31 @@ TEST(StepTimeModel, StageThreeRegathersTiedBlocksAndSkipsBackwardsThatReadNoPara
   EXPECT_THROW(predict_step_time(in), std::invalid_argument);
 }
 
+// zero_hpz_partition_size 2 on 2 hosts of 2 ranks: the rings of 4 ranks cross hosts at 1000 B/s
+// (a reduction or a first gather of 1000 bytes: 3/4 s), the group's ring stays inside a host at
+// 4000 B/s (1/2 · 1000 / 4000 = 1/8 s).
+TEST(StepTimeModel, AStageThreeSecondaryPartitionRegathersWithinTheHostOnItsOwnLink) {
+  StepTimeInputs in = three_blocks(3);
+  in.world_size = 4;
+  in.link = {.latency_s = 0.0, .bytes_per_s = 1000.0, .ranks_per_host = 2, .intra_bytes_per_s = 4000.0};
+  const StepTimePrediction plain = predict_step_time(in);
+  // Forward: gathers end at 0.75, 1.5, 2.25 s; blocks run 0.75-13/12, 1.5-11/6, 2.25-31/12: 19/12 s
+  // late. Backward: blocks 1 and 0 wait for their gathers (0.75, 1.5 s) and end at 17/12 and 13/6 s;
+  // the reductions queue behind the gathers and end at 2.25, 3 and 3.75 s: 1.75 s after 2 s.
+  EXPECT_DOUBLE_EQ(plain.comm_s, 2.25 + 2.25 + 1.5);
+  EXPECT_DOUBLE_EQ(plain.exposed_s, 1.75 + 19.0 / 12);
+  in.hpz_group_size = 2;
+  const StepTimePrediction grouped = predict_step_time(in);
+  // Backward's gathers (blocks 1, 0) take 1/8 s each inside the host and keep ahead of backward,
+  // which ends at 2 s; the reductions start as their buckets complete (2/3, 4/3, 2 s) and end at
+  // 17/12, 13/6 and 35/12 s: 11/12 s after backward. Forward as before.
+  EXPECT_DOUBLE_EQ(grouped.comm_s, 2.25 + 2.25 + 2 * 0.125);
+  EXPECT_DOUBLE_EQ(grouped.exposed_s, 11.0 / 12 + 19.0 / 12);
+  EXPECT_DOUBLE_EQ(grouped.step_s, 3.0 + 2.5);
+  in.hpz_group_size = 3;
+  EXPECT_THROW(predict_step_time(in), std::invalid_argument);
+}
+
 TEST(StepTimeModel, LatencyTermsPerCollectiveAndTheStatisticsAllReduce) {
   // Empty buckets on 4 ranks and no compute: only the latency terms, nothing hidden.
   for (int stage = 0; stage <= 2; ++stage) {

@@ -288,6 +288,28 @@ TEST(CliPlanPredict, RingsInsideAHostRunAtItsLinkAndRingsAcrossHostsAtTheSlowerO
                               "0.0 us; rings cross hosts and step at the slower link"});
 }
 
+// zero_hpz_partition_size 2 with 2 ranks per host: stage 3's backward gathers run inside the host,
+// so its T_comm falls toward stage 2's; a group size that does not divide the ranks is refused.
+TEST(CliPlanPredict, AStageThreeSecondaryPartitionGathersInsideTheHost) {
+  const std::string config = source_file("configs/default.yaml");
+  auto stage_comm_ms = [&](const std::string& hpz) {
+    CliResult result = run({"plan", "--config", config, "--predict", "--flops-per-s", "1e9", "-n", "4",
+                            "--ranks-per-host", "2", "--link-gbps", "0.8", "--intra-host-gbps", "80", "--set",
+                            "zero_optimization.zero_hpz_partition_size=" + hpz});
+    EXPECT_EQ(result.status, kExitSuccess) << result.err;
+    const auto rows = predicted_rows(result.out);
+    return rows.size() == 4 ? std::pair{rows[2][2], rows[3][2]} : std::pair{-1.0, -1.0};
+  };
+  const auto [stage2, stage3] = stage_comm_ms("1");
+  const auto [stage2_again, stage3_grouped] = stage_comm_ms("2");
+  EXPECT_EQ(stage2_again, stage2) << "stages below 3 have no secondary partition";
+  EXPECT_GT(stage3, 1.3 * stage2) << "plain stage 3 gathers each layer again over the hosts' link";
+  EXPECT_LT(stage3_grouped, 1.1 * stage2) << "backward's gathers inside the host at 100 times the rate";
+  CliResult odd = run({"plan", "--config", config, "-n", "3", "--set", "zero_optimization.zero_hpz_partition_size=2"});
+  EXPECT_EQ(odd.status, kExitFailure);
+  expect_contains(odd.err, {"zero_optimization.zero_hpz_partition_size 2 does not divide the 3 ranks"});
+}
+
 TEST(CliPlanPredict, MeasuresTheComputeRateWhenNotGiven) {
   CliResult result = run({"plan", "--config", source_file("configs/default.yaml"), "--predict"});
   EXPECT_EQ(result.status, kExitSuccess) << result.err;
