@@ -23,11 +23,13 @@ alternate within a round):
   link       busbw of reduce_scatter and all_gather (mean) at one bucket's size, measured by
              `zerotrain bench-comm` across the same hosts before the rounds: what MPI over TCP gets
   predicted  `zerotrain plan --predict` for the same job at that link (rings that cross hosts run at
-             the inter-host rate, the slower link), and its error against T_off / T_on; beside it
-             the prediction at the nominal tc rate
+             the inter-host rate, the slower link; a ring inside a host at the all_gather busbw
+             measured there), and its error against T_off / T_on; beside it the prediction at the
+             nominal tc rate
 
   bench/perf_emulated.py                                   # 4x2 and 8x4, stages 0-3, 2gbit
   bench/perf_emulated.py --worlds 4x2 --stages 2 --rates 2gbit,800mbit --repeats 1
+  bench/perf_emulated.py --worlds 4x2 --stages 2,3,3h    # 3h: stage 3, zero_hpz_partition_size = ranks per host
 Writes bench/results/perf_emulated_<label>.md.
 """
 import argparse
@@ -63,10 +65,25 @@ def job_sets(args):
             f"emulation.memory_gbps={H100_GBPS / args.scale:g}"] + args.set
 
 
-def predict(args, ranks, stage, gbps):
+def parse_stage(text):
+    """'2' -> (2, []); '3h' -> stage 3 with the secondary partition of one host's ranks."""
+    m = re.fullmatch(r"([0-3])(h?)", text)
+    if not m:
+        sys.exit(f"--stages: '{text}' is not a stage 0-3, or 3h (stage 3, zero_hpz_partition_size = ranks per host)")
+    return int(m.group(1)), bool(m.group(2))
+
+
+def stage_sets(stage, hpz, ppn):
+    return [f"zero_optimization.stage={stage}"] + ([f"zero_optimization.zero_hpz_partition_size={ppn}"] if hpz else [])
+
+
+def predict(args, ranks, sets, gbps, ppn, intra_gbps):
     cmd = [pc.zerotrain_bin(), "plan", "--config", "configs/default.yaml", "--world-size", str(ranks), "--predict",
            "--link-gbps", f"{gbps:.6g}"]
-    for kv in job_sets(args) + [f"zero_optimization.stage={stage}"]:
+    if ppn > 1:
+        cmd += ["--ranks-per-host", str(ppn), "--intra-host-gbps", f"{intra_gbps:.6g}"]
+    stage = next(kv.split("=")[1] for kv in sets if kv.startswith("zero_optimization.stage="))
+    for kv in job_sets(args) + sets:
         cmd += ["--set", kv]
     out = subprocess.run(cmd, cwd=pc.ROOT, capture_output=True, text=True)
     if out.returncode != 0:
@@ -107,27 +124,33 @@ def main():
                     # What MPI over TCP really gets across these hosts at one bf16 bucket's size.
                     busbw = measured_link_gbps(prefix, 2 * BUCKET)
                     link = (busbw["reduce_scatter"] + busbw["all_gather"]) / 2
-                    for stage in (int(s) for s in args.stages.split(",")):
+                    # Inside one host (shared memory): what a secondary partition's gathers get.
+                    ppn = ranks // hosts
+                    intra = (measured_link_gbps(pc.launcher_prefix(ppn, netns, ppn=ppn), 2 * BUCKET)["all_gather"]
+                             if ppn > 1 else 0.0)
+                    for stage, hpz in (parse_stage(s) for s in args.stages.split(",")):
                         runs = {False: [], True: []}
                         for rep in range(args.repeats):
                             loads.append(pc.load_average().split()[0])
                             for overlap in ((False, True) if rep % 2 == 0 else (True, False)):
-                                sets = job_sets(args) + [f"zero_optimization.stage={stage}",
-                                                         f"zero_optimization.overlap_comm={str(overlap).lower()}"]
-                                run_dir = os.path.join(tmp, f"{world}-{rate}-s{stage}-{rep}-{int(overlap)}")
+                                sets = job_sets(args) + stage_sets(stage, hpz, ppn) + [
+                                    f"zero_optimization.overlap_comm={str(overlap).lower()}"]
+                                run_dir = os.path.join(tmp, f"{world}-{rate}-s{stage}{'h' * hpz}-{rep}-{int(overlap)}")
                                 records, _ = pc.run_zerotrain(prefix, sets, args.steps, run_dir)
                                 runs[overlap].append(pc.medians(records, args.warmup))
-                                print(f"{world} {rate} stage {stage} overlap {overlap} round {rep}: "
+                                print(f"{world} {rate} stage {stage}{'h' * hpz} overlap {overlap} round {rep}: "
                                       f"{runs[overlap][-1]['step_ms']:.0f} ms", file=sys.stderr)
                         med = lambda overlap, key: statistics.median(r[key] for r in runs[overlap])  # noqa: E731
                         t_compute, t_comm = med(False, "compute_ms"), med(False, "comm_ms")
                         t_off, t_on, exposed = med(False, "step_ms"), med(True, "step_ms"), med(True, "exposed_comm_ms")
-                        p = predict(args, ranks, stage, link)
-                        nominal = predict(args, ranks, stage, gbit_per_s(rate))
-                        rows.append(f"| {world} | {rate} | {stage} | {t_compute:.0f} | {t_comm:.0f} "
+                        p = predict(args, ranks, stage_sets(stage, hpz, ppn), link, ppn, intra)
+                        nominal = predict(args, ranks, stage_sets(stage, hpz, ppn), gbit_per_s(rate), ppn, intra)
+                        name = f"{stage} + hpz {ppn}" if hpz else f"{stage}"
+                        rows.append(f"| {world} | {rate} | {name} | {t_compute:.0f} | {t_comm:.0f} "
                                     f"({t_comm / t_compute:.2f}) | {t_off:.0f} | {t_on:.0f} | "
                                     f"{(t_off - t_on) / t_comm:.0%} | {1 - exposed / t_comm:.0%} | "
-                                    f"{t_on / max(t_compute, t_comm):.2f} | {link:.2f} | {p['compute']:.0f} / "
+                                    f"{t_on / max(t_compute, t_comm):.2f} | {link:.2f}"
+                                    f"{f' ({intra:.1f} inside a host)' if hpz else ''} | {p['compute']:.0f} / "
                                     f"{p['comm']:.0f} | {p['on']:.0f} / {p['off']:.0f} | "
                                     f"{(p['on'] - t_on) / t_on:+.1%} / {(p['off'] - t_off) / t_off:+.1%} | "
                                     f"{nominal['on']:.0f} ({(nominal['on'] - t_on) / t_on:+.1%}) |")
