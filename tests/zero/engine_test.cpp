@@ -492,6 +492,34 @@ TEST_F(EngineTest, ASkippedStepLeavesParametersUnchanged) {
   EXPECT_EQ(skipped.params, initial.params);
 }
 
+// Two traced steps of GPT-2 at stage 3 (B = 2, T = 8, one micro-batch, nothing persistent) with
+// secondary partition groups of hpz ranks: each step's spans.
+std::vector<std::vector<trace::Span>> traced_stage3_steps(Communicator& world, const models::Model& model, int hpz) {
+  auto ctx = models::ComputeContext::cpu(1);
+  ZeroOptions o = base_options(3, true);
+  o.stage3_param_persistence_threshold = 0;
+  o.gradient_accumulation_steps = 1;
+  o.zero_hpz_partition_size = hpz;
+  MemoryTracker tracker;
+  const int B = 2, T = 8;
+  ZeroEngine engine(model, *ctx, world, o, B, T, tracker);
+  engine.init_parameters(7);
+  GlobalBatches batches(ModelKind::gpt2, model, B * world.world_size(), T);
+  std::vector<std::vector<trace::Span>> steps;
+  for (int step = 0; step < 2; ++step) {
+    trace::Timeline timeline(world.rank());
+    timeline.begin_step(step, ctx->stream());
+    engine.set_timeline(&timeline);
+    engine.train_step(
+        [&](models::Activations& acts, int micro) { batches.load(acts, step, micro, world.rank() * B, B); },
+        o.adamw.lr);
+    engine.set_timeline(nullptr);
+    timeline.end_step();
+    steps.push_back(timeline.resolve());
+  }
+  return steps;
+}
+
 TEST_F(EngineTest, StageThreeGathersABlockOnlyForThePassesThatReadIt) {
   // GPT-2: the embedding (block 0) is read by its own forward and by the tied LM head's forward
   // and backward; its own backward scatters the output gradient and reads no parameter. With
@@ -501,28 +529,12 @@ TEST_F(EngineTest, StageThreeGathersABlockOnlyForThePassesThatReadIt) {
   // So the first step gathers it three times (its own forward found nothing prefetched), the
   // second twice (its forward uses the first step's prefetch).
   auto model = make_model(ModelKind::gpt2);
-  auto ctx = models::ComputeContext::cpu(1);
-  ZeroOptions o = base_options(3, true);
-  o.stage3_param_persistence_threshold = 0;
-  o.gradient_accumulation_steps = 1;
-  MemoryTracker tracker;
-  const int B = 2, T = 8;
-  ZeroEngine engine(*model, *ctx, *world_, o, B, T, tracker);
-  engine.init_parameters(7);
-  GlobalBatches batches(ModelKind::gpt2, *model, B * world_->world_size(), T);
   const std::size_t n = model->num_blocks();
   ASSERT_FALSE(model->block(0).backward_reads_params());
+  const auto steps = traced_stage3_steps(*world_, *model, 1);
   for (int step = 0; step < 2; ++step) {
-    trace::Timeline timeline(world_->rank());
-    timeline.begin_step(step, ctx->stream());
-    engine.set_timeline(&timeline);
-    engine.train_step(
-        [&](models::Activations& acts, int micro) { batches.load(acts, step, micro, world_->rank() * B, B); },
-        o.adamw.lr);
-    engine.set_timeline(nullptr);
-    timeline.end_step();
     std::vector<int> gathers(n, 0);
-    for (const trace::Span& span : timeline.resolve())
+    for (const trace::Span& span : steps[step])
       if (span.name.starts_with("all_gather block ")) ++gathers.at(span.args.at("block").get<std::size_t>());
     EXPECT_EQ(gathers[0], step == 0 ? 3 : 2) << "the embedding, step " << step;
     for (std::size_t b = 1; b + 1 < n; ++b) EXPECT_EQ(gathers[b], 2) << model->block(b).name();
@@ -571,28 +583,11 @@ TEST_F(EngineTest, SecondaryPartitionChangesNoBit) {
 TEST_F(EngineTest, SecondaryPartitionGathersWithinTheGroupUntilTheOptimizerStep) {
   if (world_->world_size() % 2 != 0) GTEST_SKIP() << "groups of 2 ranks need an even world";
   auto model = make_model(ModelKind::gpt2);
-  auto ctx = models::ComputeContext::cpu(1);
-  ZeroOptions o = base_options(3, true);
-  o.stage3_param_persistence_threshold = 0;
-  o.gradient_accumulation_steps = 1;
-  o.zero_hpz_partition_size = 2;
-  MemoryTracker tracker;
-  const int B = 2, T = 8;
-  ZeroEngine engine(*model, *ctx, *world_, o, B, T, tracker);
-  engine.init_parameters(7);
-  GlobalBatches batches(ModelKind::gpt2, *model, B * world_->world_size(), T);
   const std::size_t n = model->num_blocks();
+  const auto steps = traced_stage3_steps(*world_, *model, 2);
   for (int step = 0; step < 2; ++step) {
-    trace::Timeline timeline(world_->rank());
-    timeline.begin_step(step, ctx->stream());
-    engine.set_timeline(&timeline);
-    engine.train_step(
-        [&](models::Activations& acts, int micro) { batches.load(acts, step, micro, world_->rank() * B, B); },
-        o.adamw.lr);
-    engine.set_timeline(nullptr);
-    timeline.end_step();
     std::vector<int> world_gathers(n, 0), group_gathers(n, 0);
-    for (const trace::Span& span : timeline.resolve()) {
+    for (const trace::Span& span : steps[step]) {
       if (!span.name.starts_with("all_gather block ")) continue;
       const auto block = span.args.at("block").get<std::size_t>();
       ++(span.args.at("group").get<bool>() ? group_gathers : world_gathers).at(block);
