@@ -79,19 +79,19 @@ ZeroEngine::ZeroEngine(const models::Model& model, models::ComputeContext& ctx, 
     rows_exchange_ = std::make_unique<LookupRowsExchange>(model, *rows_block_, plan_, micro_batch, seq_len, comm,
                                                           ctx.stream(), device, dtype, exposed_, tracker);
   reducer_ = make_reducer();
+  if (options.stage == 3 && options.zero_hpz_partition_size > 1) {
+    const int size = options.zero_hpz_partition_size;
+    if (comm.world_size() % size != 0)
+      throw std::invalid_argument(fmt::format("zero_optimization.zero_hpz_partition_size {} does not divide the {} "
+                                              "ranks", size, comm.world_size()));
+    hpz_group_ = comm.split(comm.rank() / size, comm.rank(), "hpz");
+    if (hpz_group_->rank() == 0 && hpz_group_->local_size() < size)
+      log::warn("zero_optimization.zero_hpz_partition_size {}: ranks {}-{} are not all on one host, so their "
+                "gathers within the group still cross hosts; place ranks host by host with that many per host",
+                size, comm.rank(), comm.rank() + size - 1);
+  }
   reserve_comm_workspace();
   if (options.stage == 3) {
-    if (options.zero_hpz_partition_size > 1) {
-      const int size = options.zero_hpz_partition_size;
-      if (comm.world_size() % size != 0)
-        throw std::invalid_argument(fmt::format("zero_optimization.zero_hpz_partition_size {} does not divide the {} "
-                                                "ranks", size, comm.world_size()));
-      hpz_group_ = comm.split(comm.rank() / size, comm.rank(), "hpz");
-      if (hpz_group_->rank() == 0 && hpz_group_->local_size() < size)
-        log::warn("zero_optimization.zero_hpz_partition_size {}: ranks {}-{} are not all on one host, so their "
-                  "gathers within the group still cross hosts; place ranks host by host with that many per host",
-                  size, comm.rank(), comm.rank() + size - 1);
-    }
     gatherer_ = std::make_unique<ParamGatherer>(plan_, comm, hpz_group_.get(), ctx.stream(), device, dtype,
                                                 options.stage3_prefetch_bucket_size,
                                                 options.stage3_param_persistence_threshold, exposed_, tracker);
@@ -275,17 +275,22 @@ void ZeroEngine::forward_backward(models::Activations& acts, bool boundary) {
   if (gatherer_) gatherer_->end_pass();
 }
 
+double ZeroEngine::comm_cpu_time_ms() const {
+  return comm_.cpu_time_ms() + (hpz_group_ ? hpz_group_->cpu_time_ms() : 0.0);
+}
+
 std::optional<ZeroEngine::CpuClocks> ZeroEngine::cpu_clocks() const {
   const std::optional<double> compute_wait = thread_run_queue_wait_ms(), comm_wait = comm_.cpu_wait_ms();
-  if (!compute_wait || !comm_wait) return std::nullopt;
-  return CpuClocks{{*compute_wait, thread_cpu_time_ms()}, {*comm_wait, comm_.cpu_time_ms()}};
+  const std::optional<double> group_wait = hpz_group_ ? hpz_group_->cpu_wait_ms() : std::optional<double>(0.0);
+  if (!compute_wait || !comm_wait || !group_wait) return std::nullopt;
+  return CpuClocks{{*compute_wait, thread_cpu_time_ms()}, {*comm_wait + *group_wait, comm_cpu_time_ms()}};
 }
 
 StepStats ZeroEngine::train_step(const LoadMicroBatch& load, double lr, int local_stop_signal) {
   const std::optional<CpuClocks> clocks_before = cpu_clocks();  // /proc reads, outside the step's time
   const auto start = Clock::now();
   const std::int64_t allocations_before = system_allocation_count();
-  const double comm_cpu_before = comm_.cpu_time_ms();
+  const double comm_cpu_before = comm_cpu_time_ms();
   StepStats stats;
   statistics_.begin();
   for (int micro = 0; micro < options_.gradient_accumulation_steps; ++micro) {
@@ -301,7 +306,7 @@ StepStats ZeroEngine::train_step(const LoadMicroBatch& load, double lr, int loca
     timeline_->add_stream_span(trace::Lane::compute, "optimizer step", optimizer_begin, ctx_.stream().record());
   stats.comm_ms = collective_ms(other_works_);
   stats.exposed_comm_ms = exposed_.take_ms();
-  stats.comm_cpu_ms = comm_.cpu_time_ms() - comm_cpu_before;
+  stats.comm_cpu_ms = comm_cpu_time_ms() - comm_cpu_before;
   if (choose_bucket_size_after_step_) choose_bucket_size_now();  // part of the first step's time
   stats.step_ms = ms_since(start);
   if (const std::optional<CpuClocks> clocks = cpu_clocks(); clocks && clocks_before) {
@@ -371,6 +376,7 @@ void ZeroEngine::reserve_comm_workspace() {
   comm_.reserve_workspace(all_reduce ? CollectiveKind::all_reduce : CollectiveKind::reduce_scatter,
                           options_.comm_dtype, bucket);
   if (options_.stage > 0) comm_.reserve_workspace(CollectiveKind::all_gather, options_.compute_dtype, block);
+  if (hpz_group_) hpz_group_->reserve_workspace(CollectiveKind::all_gather, options_.compute_dtype, block);
 }
 
 void ZeroEngine::choose_bucket_size_now() {

@@ -59,7 +59,8 @@ struct StepStats {
   double step_ms = 0.0;        // wall time of the whole step on this rank
   double comm_ms = 0.0;        // summed duration of this step's collectives on the comm stream
   double exposed_comm_ms = 0.0;  // time the compute stream waited for communication
-  double comm_cpu_ms = 0.0;     // CPU time of the comm thread during the step (Communicator::cpu_time_ms)
+  double comm_cpu_ms = 0.0;     // CPU time of the comm threads during the step (Communicator::cpu_time_ms; with
+                                // zero_hpz_partition_size, the group's thread too)
   // Time the compute (calling) thread and the comm thread were ready to run but waited for a CPU
   // that other work held, during the step: their run-queue waits less what they may have waited
   // for each other (wait_for_other_work_ms); nullopt where the kernel does not publish the waits.
@@ -122,12 +123,14 @@ class ZeroEngine {
   void accumulate_micro_batch_grads();
   // Block b's fp32 accumulator: its own buffer (stage 1), or its range of the gradient shard (stage 0).
   BufferView grad_accumulator(std::size_t block);
-  // The calling thread's and the comm thread's run-queue waits and CPU times so far (nullopt where
-  // the kernel does not publish the waits), for StepStats::cpu_wait_ms.
+  // The calling thread's and the comm threads' run-queue waits and CPU times so far (nullopt where
+  // the kernel does not publish the waits), for StepStats::cpu_wait_ms; comm sums the world's and
+  // the secondary partition group's threads.
   struct CpuClocks {
     ThreadClocks compute, comm;
   };
   std::optional<CpuClocks> cpu_clocks() const;
+  double comm_cpu_time_ms() const;
   void optimizer_step(double lr, int local_stop_signal, StepStats& stats);
   // Compute-dtype parameters of this rank's chunks from fp32 master values of the shard.
   void set_params_from_master(const std::vector<float>& master);

@@ -181,15 +181,18 @@ StepTimePrediction predict_step_time(const StepTimeInputs& in) {
     // A block gathered again before the next update: from every rank's shard, or with a secondary
     // partition from the group's slices (a ring of the group's ranks, on its own link).
     const bool grouped = in.hpz_group_size > 1;
+    // Groups lie inside hosts when they tile the hosts' ranks; otherwise some cross the slower link.
+    LinkModel group_link = in.link;
+    if (in.link.ranks_per_host % in.hpz_group_size != 0) group_link.ranks_per_host = 1;
     std::vector<double> regather = gather;
     if (grouped)
       for (std::size_t b = 0; b < regather.size(); ++b)
-        regather[b] = all_gather_seconds(in.block_gather_bytes[b], in.hpz_group_size, in.link);
+        regather[b] = all_gather_seconds(in.block_gather_bytes[b], in.hpz_group_size, group_link);
     // A block tied to another gathers that one too (again: it was freed after its own forward).
     // The step's first forward gathers each block from the shards; later forwards regather.
     std::vector<double> first_forward_gather = gather, forward_gather = regather;
     for (std::size_t b = 0; b < in.block_tied_gather_bytes.size(); ++b) {
-      const double tied = grouped ? all_gather_seconds(in.block_tied_gather_bytes[b], in.hpz_group_size, in.link)
+      const double tied = grouped ? all_gather_seconds(in.block_tied_gather_bytes[b], in.hpz_group_size, group_link)
                                   : all_gather_seconds(in.block_tied_gather_bytes[b], n, in.link);
       first_forward_gather[b] += tied;
       forward_gather[b] += tied;

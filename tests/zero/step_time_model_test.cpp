@@ -260,6 +260,12 @@ TEST(StepTimeModel, AStageThreeSecondaryPartitionRegathersWithinTheHostOnItsOwnL
   EXPECT_DOUBLE_EQ(grouped.comm_s, 2.25 + 2.25 + 2 * 0.125);
   EXPECT_DOUBLE_EQ(grouped.exposed_s, 11.0 / 12 + 19.0 / 12);
   EXPECT_DOUBLE_EQ(grouped.step_s, 3.0 + 2.5);
+  // 6 ranks, 3 per host, groups of 2: the group {2, 3} crosses hosts, so every regather is taken
+  // at the link between hosts (1/2 · 1000 / 1000 s); reductions and first gathers take 5/6 s.
+  StepTimeInputs odd = in;
+  odd.world_size = 6;
+  odd.link.ranks_per_host = 3;
+  EXPECT_DOUBLE_EQ(predict_step_time(odd).comm_s, 3 * 5.0 / 6 + 3 * 5.0 / 6 + 2 * 0.5);
   in.hpz_group_size = 3;
   EXPECT_THROW(predict_step_time(in), std::invalid_argument);
 }
