@@ -184,16 +184,16 @@ StepTimePrediction predict_step_time(const StepTimeInputs& in) {
     // Groups lie inside hosts when they tile the hosts' ranks; otherwise some cross the slower link.
     LinkModel group_link = in.link;
     if (in.link.ranks_per_host % in.hpz_group_size != 0) group_link.ranks_per_host = 1;
-    std::vector<double> regather = gather;
-    if (grouped)
-      for (std::size_t b = 0; b < regather.size(); ++b)
-        regather[b] = all_gather_seconds(in.block_gather_bytes[b], in.hpz_group_size, group_link);
+    auto regather_seconds = [&](double bytes) {
+      return grouped ? all_gather_seconds(bytes, in.hpz_group_size, group_link) : all_gather_seconds(bytes, n, in.link);
+    };
+    std::vector<double> regather;
+    for (double bytes : in.block_gather_bytes) regather.push_back(regather_seconds(bytes));
     // A block tied to another gathers that one too (again: it was freed after its own forward).
     // The step's first forward gathers each block from the shards; later forwards regather.
     std::vector<double> first_forward_gather = gather, forward_gather = regather;
     for (std::size_t b = 0; b < in.block_tied_gather_bytes.size(); ++b) {
-      const double tied = grouped ? all_gather_seconds(in.block_tied_gather_bytes[b], in.hpz_group_size, group_link)
-                                  : all_gather_seconds(in.block_tied_gather_bytes[b], n, in.link);
+      const double tied = regather_seconds(in.block_tied_gather_bytes[b]);
       first_forward_gather[b] += tied;
       forward_gather[b] += tied;
     }

@@ -52,8 +52,8 @@
 //   first gather in a step is from every rank and its later ones (backward's, later forwards', a
 //   tied block's) a ring of H ranks (within a host when H divides the ranks per host: the
 //   intra-host link; otherwise some groups cross hosts and all are taken at the slower link), on
-//   the group's own stream: backward's reductions no longer queue behind
-//   them, and T_comm counts a_b once and the regathers at the group's rate.
+//   the group's own stream: backward's reductions no longer queue behind them, and T_comm counts
+//   a_b once and the regathers at the group's rate.
 //   exposed   = M·E_b + σ                 stage 0
 //             = M·E_b + E_f + σ           stages 1, 2
 //             = G·E_b + E_f' + (G−1)·E_f + σ   stage 3 (E_f': the first forward, its first
