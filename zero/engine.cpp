@@ -193,7 +193,7 @@ void ZeroEngine::forward_pass(models::Activations& acts, bool backward_follows) 
     for (std::size_t b = 0; b < n; ++b) steps.push_back(blocks_read(b, false));
     if (backward_follows)
       for (std::size_t b = n; b-- > 0;) steps.push_back(blocks_read(b, true));
-    gatherer_->begin_pass(std::move(steps));
+    gatherer_->begin_pass(std::move(steps), n);  // a tied block stays gathered through the forward
   }
   for (std::size_t b = 0; b < n; ++b) {
     std::vector<BufferView> gathered;

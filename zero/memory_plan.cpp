@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "models/activations.h"
@@ -68,20 +69,30 @@ MemoryPlan plan_memory(const models::Model& model, const ZeroOptions& options, i
                                                                 options.recompute_every));
   m.padding_elements = padded_total - total;
   if (options.stage == 3) {
-    // In use now (a block and its tied block), plus prefetched blocks within the budget (the
-    // first prefetch may exceed it by one block), plus persistent blocks.
-    std::size_t largest = 0, largest_pair = 0, persistent = 0;
-    for (std::size_t b = 0; b < model.num_blocks(); ++b) {
+    // In use now (a block and its tied block, and the tied blocks that stay gathered through the
+    // forward between their two reads: param_gatherer.h), plus prefetched blocks within the budget
+    // (the first prefetch may exceed it by one block), plus persistent blocks.
+    const std::size_t blocks = model.num_blocks();
+    auto is_persistent = [&](std::size_t b) { return plan.block(b).numel <= options.stage3_param_persistence_threshold; };
+    std::size_t largest = 0, largest_in_use = 0, persistent = 0;
+    for (std::size_t b = 0; b < blocks; ++b) {
       std::size_t numel = plan.block(b).padded_numel;
       largest = std::max(largest, numel);
-      std::size_t pair = numel;
-      if (auto tied = model.block(b).tied_block()) pair += plan.block(*tied).padded_numel;
-      largest_pair = std::max(largest_pair, pair);
-      if (plan.block(b).numel <= options.stage3_param_persistence_threshold) persistent += numel;
+      const std::optional<std::size_t> tied = model.block(b).tied_block();
+      std::size_t in_use = numel + (tied ? plan.block(*tied).padded_numel : 0);
+      std::vector<std::size_t> kept;  // read before b and again after it
+      for (std::size_t user = b + 1; user < blocks; ++user) {
+        const std::optional<std::size_t> t = model.block(user).tied_block();
+        if (t && *t < b && t != tied && !is_persistent(*t) && std::find(kept.begin(), kept.end(), *t) == kept.end())
+          kept.push_back(*t);
+      }
+      for (std::size_t t : kept) in_use += plan.block(t).padded_numel;
+      largest_in_use = std::max(largest_in_use, in_use);
+      if (is_persistent(b)) persistent += numel;
     }
     std::size_t ahead = options.stage3_prefetch_bucket_size == 0 ? 0 : options.stage3_prefetch_bucket_size + largest;
     // Each block is gathered at most once at a time, so never more than the whole model.
-    m.gathered_bound = c * std::min(static_cast<std::int64_t>(largest_pair + ahead + persistent), padded_total);
+    m.gathered_bound = c * std::min(static_cast<std::int64_t>(largest_in_use + ahead + persistent), padded_total);
     std::size_t group_slices = 0;  // the secondary partition's (param_gatherer.h)
     for (std::size_t b = 0; b < model.num_blocks(); ++b)
       group_slices += group_slice_numel(plan, b, options.stage3_param_persistence_threshold,

@@ -68,7 +68,17 @@ void ParamGatherer::launch(std::size_t block) {
   gathered_.emplace(block, std::move(g));
 }
 
-void ParamGatherer::begin_pass(std::vector<std::vector<std::size_t>> steps) { steps_ = std::move(steps); }
+void ParamGatherer::begin_pass(std::vector<std::vector<std::size_t>> steps, std::size_t keep_within) {
+  steps_ = std::move(steps);
+  keep_within_ = std::min(keep_within, steps_.size());
+  prefetched_through_ = 0;
+}
+
+bool ParamGatherer::read_again(std::size_t block, std::size_t after_step, std::size_t before_step) const {
+  for (std::size_t later = after_step + 1; later < std::min(before_step, steps_.size()); ++later)
+    if (std::find(steps_[later].begin(), steps_[later].end(), block) != steps_[later].end()) return true;
+  return false;
+}
 
 std::vector<BufferView> ParamGatherer::enter(std::size_t step) {
   for (std::size_t block : steps_.at(step)) launch(block);
@@ -77,6 +87,7 @@ std::vector<BufferView> ParamGatherer::enter(std::size_t step) {
   for (std::size_t block : steps_[step]) {
     Gathered& g = gathered_.at(block);
     g.waited = true;
+    g.kept = false;
     exposed_.wait(g.work, compute_, timeline_, [&] {
       return std::pair{fmt::format("wait gather block {}", block),
                        nlohmann::json{{"block", block}, {"sequence", g.work.sequence()}}};
@@ -101,15 +112,28 @@ void ParamGatherer::prefetch_after(std::size_t step) {
   const std::vector<std::size_t>& current = steps_[step];
   auto needed_now = [&](std::size_t block) { return std::find(current.begin(), current.end(), block) != current.end(); };
   for (const auto& [block, g] : gathered_)
-    if (!needed_now(block) && !persistent(block)) ahead += plan_.block(block).padded_numel;
+    if (!needed_now(block) && !persistent(block) && !g.kept) ahead += plan_.block(block).padded_numel;
+  const std::vector<std::size_t>* following = step + 1 < steps_.size() ? &steps_[step + 1] : nullptr;
+  auto needed_next = [&](std::size_t block) {
+    return following && std::find(following->begin(), following->end(), block) != following->end();
+  };
   for (std::size_t next = step + 1; next < steps_.size(); ++next) {
     for (std::size_t block : steps_[next]) {
-      if (gathered_.contains(block)) continue;
-      std::size_t numel = plan_.block(block).padded_numel;
+      const std::size_t numel = plan_.block(block).padded_numel;
+      if (gathered_.contains(block)) {
+        // In use now, freed after this step, and read again within reach: it stays gathered
+        // instead (leave), and takes the budget as its prefetch would.
+        if (needed_now(block) && !needed_next(block) && !persistent(block)) {
+          if (ahead > 0 && ahead + numel > prefetch_numel_) return;
+          ahead += numel;
+        }
+        continue;
+      }
       if (ahead > 0 && ahead + numel > prefetch_numel_) return;
       launch(block);
       if (!persistent(block)) ahead += numel;
     }
+    prefetched_through_ = std::max(prefetched_through_, next);
   }
 }
 
@@ -120,6 +144,11 @@ void ParamGatherer::leave(std::size_t step) {
     if (next && std::find(next->begin(), next->end(), block) != next->end()) continue;
     auto it = gathered_.find(block);
     if (it == gathered_.end()) continue;
+    if (read_again(block, step, keep_within_)) {
+      it->second.kept = true;
+      continue;
+    }
+    if (read_again(block, step, prefetched_through_ + 1)) continue;  // as if prefetched for that step
     release(it->second);
     gathered_.erase(it);
   }

@@ -6,9 +6,15 @@
 // step's gathers (launching any not yet in flight), then launches gathers for the following steps
 // while the blocks gathered ahead of use stay within the prefetch budget (in elements; at least
 // the next block when the budget is non-zero, none when it is zero). Leaving a step frees its
-// blocks unless the next step needs them too, or they are persistent (no more elements than the
+// blocks unless the next step needs them too, or a later step that prefetch has reached (a
+// block read again soon, like the last layer in forward and then in backward: it stays, taking
+// the budget as its prefetch would), or they are persistent (no more elements than the
 // persistence threshold: gathered once per optimizer step and kept, like DeepSpeed's
-// stage3_param_persistence_threshold).
+// stage3_param_persistence_threshold). A block that a later step within the pass's first
+// `keep_within` steps reads again (a forward: GPT-2's tied embedding, which the LM head reads at
+// the forward's end) stays gathered between its reads: gathering it again would cost the whole
+// table's all-gather once more per forward (a third of GPT-2 124M's parameters), just before the
+// head needs it. It does not count against the prefetch budget; memory_plan.h counts it.
 //
 // With a group communicator (ZeRO++'s secondary partition, hpZ: zero_hpz_partition_size), a block
 // gathered from every rank's shard leaves this rank its group slice of it (the group's i-th rank
@@ -47,7 +53,7 @@ class ParamGatherer {
 
   // The rank's shard of the compute-dtype parameters (in shard order) that gathers read from.
   void set_shard(BufferView shard) { shard_ = shard; }
-  void begin_pass(std::vector<std::vector<std::size_t>> steps);
+  void begin_pass(std::vector<std::vector<std::size_t>> steps, std::size_t keep_within = 0);
   // Launches block's gather before the pass that needs it begins (the optimizer has just updated
   // the block's shard; the next pass's first step will find it gathered).
   void prefetch(std::size_t block) { launch(block); }
@@ -69,6 +75,7 @@ class ParamGatherer {
     Work work;
     bool waited = false;  // the compute stream waits for work (so it is ordered after the gather)
     bool from_group = false;
+    bool kept = false;    // between two reads within keep_within: not a prefetch
   };
   void launch(std::size_t block);
   // Gives a gathered block's memory back to the pool (memory_pool.h): the compute stream is made
@@ -76,6 +83,7 @@ class ParamGatherer {
   void release(Gathered& gathered);
   void prefetch_after(std::size_t step);
   bool persistent(std::size_t block) const;
+  bool read_again(std::size_t block, std::size_t after_step, std::size_t before_step) const;
   std::size_t slice_numel(std::size_t block) const;  // this rank's slice of the block (0: none)
   // After a gather from every rank: keeps this rank's group slice of the block (compute stream).
   void keep_group_slice(std::size_t block, const Gathered& gathered);
@@ -95,6 +103,8 @@ class ParamGatherer {
   std::vector<std::size_t> group_offsets_;    // where each block's slice sits in group_slices_
   std::vector<bool> group_slice_current_;     // the slice holds the shard's present values
   std::vector<std::vector<std::size_t>> steps_;
+  std::size_t keep_within_ = 0;
+  std::size_t prefetched_through_ = 0;  // the last step of the pass whose blocks prefetch has launched
   std::map<std::size_t, Gathered> gathered_;
   std::vector<Work> works_;
   trace::Timeline* timeline_ = nullptr;

@@ -204,6 +204,54 @@ TEST_F(ReducerGathererTest, GathererHandsOutWholeBlocksWithinThePrefetchBudget) 
   EXPECT_EQ(tracker.stats(MemoryTracker::Space::host, MemCategory::gathered).current, 0);
 }
 
+// GPT-2's shape in small: block 3 (the head) reads block 0 (the embedding) again at the forward's
+// end, then backward runs blocks 3, 2, 1 (block 0's backward reads nothing).
+TEST_F(ReducerGathererTest, GathererKeepsWhatItWouldGatherAgainSoon) {
+  const int n = world_->world_size();
+  const std::vector<std::size_t> numels = {300, 40, 40, 20};
+  PartitionPlan plan(numels, n, 1000);
+  MemoryTracker tracker;
+  Buffer shard(Device::cpu(), DType::f32, plan.shard_numel(), MemCategory::params, tracker);
+  for (std::size_t b = 0; b < numels.size(); ++b)
+    for (std::size_t k = 0; k < plan.block(b).chunk_numel; ++k)
+      shard.data_as<float>()[plan.block(b).shard_offset + k] = static_cast<float>(b * 1000 + world_->rank());
+  const std::vector<std::vector<std::size_t>> steps = {{0}, {1}, {2}, {3, 0}, {3, 0}, {2}, {1}};
+  auto padded_bytes = [&](std::size_t b) { return static_cast<std::int64_t>(plan.block(b).padded_numel * 4); };
+  struct Case {
+    std::size_t prefetch, keep_within, gathers;
+  };
+  // Blocks 1 and 2 twice (forward, backward), block 3 once (forward into backward), block 0 twice
+  // (gathered again for block 3). Kept through the forward (keep_within 4): block 0 once. With a
+  // budget that reaches from a block's forward to its backward (blocks 1-3, padded for 3 ranks, take
+  // 105 of 110): every block once.
+  for (const Case c : {Case{50, 0, 7}, Case{50, 4, 6}, Case{110, 4, 4}}) {
+    SCOPED_TRACE(::testing::Message() << "prefetch " << c.prefetch << ", keep_within " << c.keep_within);
+    ExposedTime exposed;
+    ParamGatherer gatherer(plan, *world_, nullptr, compute_, Device::cpu(), DType::f32, c.prefetch, 0, exposed,
+                           tracker);
+    gatherer.set_shard(shard.view());
+    gatherer.begin_pass(steps, c.keep_within);
+    std::size_t gathers = 0;
+    for (std::size_t step = 0; step < steps.size(); ++step) {
+      const std::vector<BufferView> views = gatherer.enter(step);
+      for (std::size_t i = 0; i < views.size(); ++i)
+        for (int r = 0; r < n; ++r)
+          ASSERT_EQ(views[i].as<float>()[r * plan.block(steps[step][i]).chunk_numel],
+                    static_cast<float>(steps[step][i] * 1000 + r));
+      if (step == 1 && c.prefetch == 50) {
+        // Block 2 is prefetched either way: a kept block 0 does not take the budget.
+        const std::int64_t in_flight = padded_bytes(1) + padded_bytes(2) + (c.keep_within ? padded_bytes(0) : 0);
+        EXPECT_EQ(tracker.stats(MemoryTracker::Space::host, MemCategory::gathered).current, in_flight);
+      }
+      gatherer.leave(step);
+      gathers += gatherer.take_completed_works().size();
+    }
+    gatherer.end_pass();
+    EXPECT_EQ(gathers, c.gathers);
+    EXPECT_EQ(tracker.stats(MemoryTracker::Space::host, MemCategory::gathered).current, 0);
+  }
+}
+
 }  // namespace
 }  // namespace zt
 
