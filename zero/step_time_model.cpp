@@ -66,26 +66,61 @@ std::vector<double> published_at(const std::vector<double>& optimizer_share, dou
   return at;
 }
 
+// What a backward replay needs besides each block's time.
+struct BackwardLink {
+  std::vector<double> gather_s;      // per block; empty or 0: none (its parameters are there already)
+  std::vector<double> gather_bytes;  // per block, what the prefetch budget counts
+  double prefetch_bytes = 0.0;       // gathered ahead of the block in use (infinity: all at once)
+  std::vector<double> reduce_s;      // per reduction, in the order built by predict_step_time
+  std::vector<std::size_t> ready_block;
+  std::size_t buffered = 0;          // the first `buffered` reductions take a bucket buffer
+  std::size_t buffers = 0;           // bucket buffers (0: as many as needed)
+  bool gathers_on_own_link = false;  // a secondary partition's group
+};
+
 // E_b: how much later than the sum of `block_s` (each block's backward, its recompute included)
-// backward's work ends, with its gathers (if any) issued first and its reductions (if any) issued
-// as their buckets complete, behind the gathers unless those run on a link of their own (a
-// secondary partition's group).
-double backward_exposed(const std::vector<double>& block_s, const std::vector<double>& gather_s,
-                        const std::vector<double>& reduce_s, const std::vector<std::size_t>& ready_block,
-                        bool gathers_on_own_link = false) {
-  std::vector<std::size_t> order(block_s.size());
+// backward's work ends. Blocks run from last to first. Entering a block issues its gather and,
+// within the prefetch budget, the next blocks' (ParamGatherer's rule: at least the next one when
+// the budget is not zero), and waits for its own; its end issues the reductions it completes,
+// each first waiting (compute) for the reduction that held its bucket buffer `buffers` reductions
+// before. One link runs the collectives in the order they are issued, gathers on a link of their
+// own with a secondary partition.
+double backward_exposed(const std::vector<double>& block_s, const BackwardLink& in) {
+  const std::size_t blocks = block_s.size();
+  auto gather_of = [&](std::size_t b) { return in.gather_s.empty() ? 0.0 : in.gather_s[b]; };
+  std::vector<std::size_t> order(blocks);  // backward's
   std::iota(order.rbegin(), order.rend(), 0);
-  const std::vector<double> ready = gather_ends(gather_s, order);
-  std::vector<double> finished(block_s.size(), 0.0);
-  double t = 0.0;
-  for (std::size_t b : order) finished[b] = t = std::max(t, ready[b]) + block_s[b];
-  // The link runs the reductions in the order they are issued.
-  std::vector<std::size_t> issued(reduce_s.size());
-  std::iota(issued.begin(), issued.end(), 0);
-  std::stable_sort(issued.begin(), issued.end(),
-                   [&](std::size_t a, std::size_t b) { return finished[ready_block[a]] < finished[ready_block[b]]; });
-  double link = gathers_on_own_link ? 0.0 : sum(gather_s);
-  for (std::size_t k : issued) link = std::max(link, finished[ready_block[k]]) + reduce_s[k];
+  double t = 0.0, link = 0.0, gather_link = 0.0;
+  double& gathers = in.gathers_on_own_link ? gather_link : link;
+  std::vector<double> gathered(blocks, -1.0);  // when each block's gather ends; -1: not issued
+  std::vector<double> reduced;                 // when each buffered reduction ends, in issue order
+  auto issue_gather = [&](std::size_t b) { gathered[b] = gathers = std::max(gathers, t) + gather_of(b); };
+  for (std::size_t step = 0; step < blocks; ++step) {
+    const std::size_t b = order[step];
+    const bool gathers_own = gather_of(b) > 0.0;
+    if (gathers_own && gathered[b] < 0.0) issue_gather(b);
+    double ahead = 0.0;  // issued for later blocks and not yet used
+    for (std::size_t later = step + 1; later < blocks; ++later)
+      if (gathered[order[later]] >= 0.0) ahead += in.gather_bytes[order[later]];
+    for (std::size_t later = step + 1; later < blocks && in.prefetch_bytes > 0.0; ++later) {
+      const std::size_t next = order[later];
+      if (gathered[next] >= 0.0 || gather_of(next) == 0.0) continue;
+      if (ahead > 0.0 && ahead + in.gather_bytes[next] > in.prefetch_bytes) break;
+      issue_gather(next);
+      ahead += in.gather_bytes[next];
+    }
+    if (gathers_own) t = std::max(t, gathered[b]);
+    t += block_s[b];
+    for (std::size_t k = 0; k < in.reduce_s.size(); ++k) {
+      if (in.ready_block[k] != b) continue;
+      if (k < in.buffered) {
+        if (in.buffers > 0 && reduced.size() >= in.buffers) t = std::max(t, reduced[reduced.size() - in.buffers]);
+        reduced.push_back(link = std::max(link, t) + in.reduce_s[k]);
+      } else {
+        link = std::max(link, t) + in.reduce_s[k];
+      }
+    }
+  }
   return std::max(0.0, std::max(t, link) - sum(block_s));
 }
 
@@ -112,13 +147,14 @@ void check(const StepTimeInputs& in) {
   if (in.stage > 0 && in.block_gather_bytes.size() != in.block_compute_share.size())
     throw std::invalid_argument("predict_step_time: one gather size per block is needed at stages 1-3");
   const std::size_t blocks = in.block_compute_share.size();
-  if ((!in.block_tied_gather_bytes.empty() && in.block_tied_gather_bytes.size() != blocks) ||
-      (!in.block_backward_reads_params.empty() && in.block_backward_reads_params.size() != blocks))
-    throw std::invalid_argument("predict_step_time: tied gathers and backward reads are per block, or not given");
+  if (!in.block_backward_reads_params.empty() && in.block_backward_reads_params.size() != blocks)
+    throw std::invalid_argument("predict_step_time: backward reads are per block, or not given");
   if (!in.block_optimizer_share.empty() && in.block_optimizer_share.size() != blocks)
     throw std::invalid_argument("predict_step_time: optimizer shares are per block, or not given");
   for (double s : in.block_optimizer_share)
     if (!(s >= 0.0)) throw std::invalid_argument("predict_step_time: an optimizer share must not be negative");
+  if (!(in.prefetch_bytes >= 0.0))
+    throw std::invalid_argument("predict_step_time: the prefetch budget must not be negative");
   if (in.hpz_group_size < 1 || in.world_size % in.hpz_group_size != 0)
     throw std::invalid_argument("predict_step_time: the secondary partition's group size must divide the world size");
   if (!in.block_recompute_s.empty() && in.block_recompute_s.size() != blocks)
@@ -172,7 +208,12 @@ StepTimePrediction predict_step_time(const StepTimeInputs& in) {
   const std::vector<double> published = published_at(in.block_optimizer_share, in.optimizer_s);
   if (in.stage < 3) {
     const double e_fwd = forward_exposed(w, t_fwd, gather, published);
-    const double e_bwd = backward_exposed(backward_s, {}, reduce, reduce_ready);
+    BackwardLink backward;
+    backward.reduce_s = reduce;
+    backward.ready_block = reduce_ready;
+    backward.buffered = in.bucket_comm_bytes.size();
+    backward.buffers = in.bucket_buffers;
+    const double e_bwd = backward_exposed(backward_s, backward);
     const double forward_waits = in.stage > 0 ? e_fwd : 0.0;  // stage 0 gathers nothing
     p.comm_s = reductions * r + a + statistics;
     p.exposed_s = reductions * e_bwd + forward_waits + statistics;
@@ -189,14 +230,9 @@ StepTimePrediction predict_step_time(const StepTimeInputs& in) {
     };
     std::vector<double> regather;
     for (double bytes : in.block_gather_bytes) regather.push_back(regather_seconds(bytes));
-    // A block tied to another gathers that one too (again: it was freed after its own forward).
     // The step's first forward gathers each block from the shards; later forwards regather.
-    std::vector<double> first_forward_gather = gather, forward_gather = regather;
-    for (std::size_t b = 0; b < in.block_tied_gather_bytes.size(); ++b) {
-      const double tied = regather_seconds(in.block_tied_gather_bytes[b]);
-      first_forward_gather[b] += tied;
-      forward_gather[b] += tied;
-    }
+    const std::vector<double>& first_forward_gather = gather;
+    const std::vector<double>& forward_gather = regather;
     // Backward gathers the blocks whose backward reads their parameters; the last block (and the
     // block tied to it) stays gathered from the end of forward into the start of backward, which
     // runs it first (ParamGatherer keeps what the next step needs).
@@ -215,10 +251,15 @@ StepTimePrediction predict_step_time(const StepTimeInputs& in) {
     }
     const double forwards_exposed = (g - 1) * forward_exposed(w, t_fwd, forward_gather) +
                                     forward_exposed(w, t_fwd, first_forward_gather, first_issue);
-    p.exposed_s = g * backward_exposed(backward_s, backward_gather, reduce, reduce_ready, grouped) + forwards_exposed +
-                  statistics;
-    p.step_without_overlap_s = p.compute_s + g * (r + backward_exposed(backward_s, backward_gather, {}, {})) +
-                               forwards_exposed + statistics;
+    BackwardLink backward{.gather_s = backward_gather, .gather_bytes = in.block_gather_bytes,
+                          .prefetch_bytes = in.prefetch_bytes, .reduce_s = reduce, .ready_block = reduce_ready,
+                          .buffered = in.bucket_comm_bytes.size(), .buffers = in.bucket_buffers,
+                          .gathers_on_own_link = grouped};
+    p.exposed_s = g * backward_exposed(backward_s, backward) + forwards_exposed + statistics;
+    backward.reduce_s.clear();  // without overlap: after backward, which then has its gathers alone
+    backward.ready_block.clear();
+    p.step_without_overlap_s = p.compute_s + g * (r + backward_exposed(backward_s, backward)) + forwards_exposed +
+                               statistics;
   }
   p.step_s = p.compute_s + p.exposed_s;
   return p;
@@ -271,13 +312,13 @@ StepTimeInputs step_time_inputs(const models::Model& model, const ZeroOptions& o
   if (options.stage > 0)
     for (std::size_t b = 0; b < blocks; ++b)
       in.block_gather_bytes.push_back(static_cast<double>(plan.block(b).padded_numel) * compute_size);
+  // The engine's reducer takes its buffers in turn (none where it reduces in place).
+  if (plan.reduction() != GradientReduction::in_place)
+    in.bucket_buffers = std::max<std::size_t>(2, bucket_buffer_count(plan, options));
   if (options.stage == 3) {
+    in.prefetch_bytes = static_cast<double>(options.stage3_prefetch_bucket_size) * compute_size;
     in.hpz_group_size = options.zero_hpz_partition_size;
-    for (std::size_t b = 0; b < blocks; ++b) {
-      const auto tied = model.block(b).tied_block();
-      in.block_tied_gather_bytes.push_back(tied ? in.block_gather_bytes[*tied] : 0.0);
-      in.block_backward_reads_params.push_back(model.block(b).backward_reads_params());
-    }
+    for (std::size_t b = 0; b < blocks; ++b) in.block_backward_reads_params.push_back(model.block(b).backward_reads_params());
   }
   return in;
 }

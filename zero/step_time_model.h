@@ -33,8 +33,13 @@
 // collectives in the order they are issued, each as soon as it is issued and the link is free:
 //   Backward: blocks run from last to first; block b starts when the one after it has finished
 //     and (stage 3) its gather has ended, and runs w_b·T_b + r_b (r_b: its forward again, with
-//     activation checkpointing, else 0; R_c = Σ r_b is added to T_micro in T_compute). Bucket k is
-//     issued when block b_k finishes (buckets run in the order they are issued). A tied embedding
+//     activation checkpointing, else 0; R_c = Σ r_b is added to T_micro in T_compute). Stage 3
+//     issues a block's gather when backward reaches the block or, within the prefetch budget
+//     (stage3_prefetch_bucket_size; at least the next block), when it reaches an earlier-running
+//     one, so the gathers interleave with the reductions on the link as the engine's do. Bucket k
+//     is issued when block b_k finishes (buckets run in the order they are issued), once the
+//     reduction that held its bucket buffer before it (the reducer takes its buffers in turn) has
+//     ended: until then backward waits. A tied embedding
 //     exchanged as rows: its buckets are issued when the blocks tied to it finish (the engine
 //     spreads them over the rest of backward, which is the same while the link is busy), and one
 //     all-gather of its tokens and rows when the block after it finishes (the engine's two
@@ -47,10 +52,11 @@
 //   to its part of the shard), has updated it, so the first gathers run during the rest of the
 //   update; stage 3 the first block's so too before a step's first forward, and the others when
 //   their pass begins (an unlimited prefetch), so a reduction issued during a stage-3 backward
-//   waits behind the gathers issued before it.
+//   waits behind the gathers issued before it. A block tied to an earlier one (GPT-2's LM head)
+//   finds it still gathered from its read earlier in the forward.
 //   With a secondary partition of groups of H ranks (stage 3, zero_hpz_partition_size), a block's
-//   first gather in a step is from every rank and its later ones (backward's, later forwards', a
-//   tied block's) a ring of H ranks (within a host when H divides the ranks per host: the
+//   first gather in a step is from every rank and its later ones (backward's, later forwards') a
+//   ring of H ranks (within a host when H divides the ranks per host: the
 //   intra-host link; otherwise some groups cross hosts and all are taken at the slower link), on
 //   the group's own stream: backward's reductions no longer queue behind them, and T_comm counts
 //   a_b once and the regathers at the group's rate.
@@ -71,14 +77,16 @@
 //
 // What it ignores, on purpose: memory-bound work other than AdamW (not in the FLOPs), the CPU
 // that communication takes from compute on the same cores, a block's gradient being ready before
-// its whole backward ends, ZeRO-3's persistent small blocks and prefetch
-// budget, padding beyond what the partition plan holds, hierarchical (tree or two-level)
+// its whole backward ends, ZeRO-3's persistent small blocks, its prefetch budget in forward, and
+// the blocks before the last that stay gathered from forward into backward where the budget
+// reaches (only the last is taken to stay), padding beyond what the partition plan holds, hierarchical (tree or two-level)
 // collectives, and contention between several rings on one host's link: with ranks placed host
 // by host a flat ring crosses each host's link once per direction (LinkModel::ranks_per_host).
 // A prediction is a floor to hold a measurement against, not a promise.
 #pragma once
 
 #include <cstddef>
+#include <limits>
 #include <vector>
 
 #include "models/device_time.h"
@@ -115,10 +123,9 @@ struct StepTimeInputs {
   std::vector<double> bucket_comm_bytes;       // s_k, launch order
   std::vector<std::size_t> bucket_ready_block;  // b_k
   std::vector<double> block_gather_bytes;      // p_b (stages 1-3)
-  // Stage 3 only; empty means none / every block. Bytes a block's forward gathers again for the
-  // block it is tied to (GPT-2's LM head re-gathers the embedding), and whether a block's backward
-  // reads its own parameters (the embeddings' do not: no gather).
-  std::vector<double> block_tied_gather_bytes;
+  // Stage 3 only; empty means every block: whether a block's backward reads its own parameters
+  // (the embeddings' do not: no gather). A block tied to another finds that one still gathered
+  // from its own read earlier in the forward (param_gatherer.h): no gather of its own.
   std::vector<bool> block_backward_reads_params;
   // A tied embedding's lookup gradient sent as rows (zero/lookup_rows.h): the all-gathers' output
   // bytes (0: none), issued once every micro batch's backward reaches that block, i.e. when block
@@ -126,6 +133,12 @@ struct StepTimeInputs {
   // finish (bucket_ready_block).
   double rows_gather_bytes = 0.0;
   std::size_t rows_ready_block = 0;
+  // Stage 3: bytes of parameters gathered ahead of the block in use (stage3_prefetch_bucket_size;
+  // at least the next block when not 0); infinity: every gather of a pass issued when it begins.
+  double prefetch_bytes = std::numeric_limits<double>::infinity();
+  // Bucket buffers the reductions take in turn (0: one per bucket): a bucket waits for the
+  // reduction that used its buffer before it.
+  std::size_t bucket_buffers = 0;
   // Stage 3's secondary partition (zero_hpz_partition_size; 1: none): the ranks of a group that
   // gathers within itself, on a comm stream of its own.
   int hpz_group_size = 1;

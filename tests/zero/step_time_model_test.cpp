@@ -226,16 +226,48 @@ TEST(StepTimeModel, StageThreeGathersInEveryForwardAndBackward) {
   EXPECT_DOUBLE_EQ(p.step_without_overlap_s, 6.0 + 2 * 1.5 + 2 * 5.0 / 6);
 }
 
-TEST(StepTimeModel, StageThreeRegathersTiedBlocksAndSkipsBackwardsThatReadNoParameters) {
-  // Block 2 tied to block 0 (GPT-2's head and embedding), block 0's backward reads nothing.
+TEST(StepTimeModel, StageThreeSkipsBackwardsThatReadNoParameters) {
+  // Block 0's backward reads nothing (GPT-2's embedding).
   StepTimeInputs in = three_blocks(3);
-  in.block_tied_gather_bytes = {0.0, 0.0, 1000.0};
   in.block_backward_reads_params = {false, true, true};
   const StepTimePrediction p = predict_step_time(in);
-  // Reductions 1.5 s; forward gathers 0.5 s a block plus block 0 again with block 2 (2 s); backward
-  // gathers block 1 only (block 2 and block 0 stay from forward; block 0's backward needs nothing).
-  EXPECT_DOUBLE_EQ(p.comm_s, 1.5 + 2.0 + 0.5);
+  // Reductions 1.5 s; forward gathers 0.5 s a block; backward gathers block 1 only (block 2 stays
+  // from forward; block 0's backward needs nothing).
+  EXPECT_DOUBLE_EQ(p.comm_s, 1.5 + 1.5 + 0.5);
   in.block_backward_reads_params = {true, true};
+  EXPECT_THROW(predict_step_time(in), std::invalid_argument);
+}
+
+TEST(StepTimeModel, ABucketWaitsForTheReductionThatHeldItsBuffer) {
+  // Stage 2, three buckets of 1/2 s each, all completed by the last block (2/3 s into backward).
+  StepTimeInputs in = three_blocks(2);
+  in.bucket_ready_block = {2, 2, 2};
+  // One buffer per bucket: the reductions run 2/3-13/6 s while blocks 1 and 0 run to 2 s.
+  const StepTimePrediction unbuffered = predict_step_time(in);
+  EXPECT_DOUBLE_EQ(unbuffered.exposed_s, 1.0 / 6 + 5.0 / 6);
+  // Two buffers: the third bucket waits for the first reduction (ending at 7/6 s) before backward
+  // goes on, so blocks 1 and 0 end at 5/2 s.
+  in.bucket_buffers = 2;
+  const StepTimePrediction buffered = predict_step_time(in);
+  EXPECT_DOUBLE_EQ(buffered.exposed_s, 0.5 + 5.0 / 6);
+  EXPECT_DOUBLE_EQ(buffered.comm_s, unbuffered.comm_s);
+}
+
+TEST(StepTimeModel, AStageThreeBackwardGathersWithinItsPrefetchBudgetBehindTheReductions) {
+  StepTimeInputs in = three_blocks(3);
+  // A budget of one block: entering block 2 issues block 1's gather (0-1/2 s); block 2's bucket
+  // goes out at 2/3 s (2/3-7/6); entering block 1 issues block 0's gather, queued behind it
+  // (7/6-5/3); block 0 waits for it, runs 5/3-7/3, and its bucket ends at 17/6 s: 5/6 s late
+  // (all gathers issued at once: 1/2 s, StageThreeGathersInEveryForwardAndBackward).
+  in.prefetch_bytes = 1000.0;
+  const StepTimePrediction p = predict_step_time(in);
+  EXPECT_DOUBLE_EQ(p.exposed_s, 5.0 / 6 + 5.0 / 6);
+  // No prefetch: each gather issued when backward reaches its block, behind the bucket issued
+  // before it: block 1's at 2/3 s (7/6-5/3), so block 1 runs 5/3-7/3 and its bucket 7/3-17/6;
+  // block 0's gather 17/6-10/3, block 0 runs 10/3-4, its bucket ends at 9/2 s: 5/2 s late.
+  in.prefetch_bytes = 0.0;
+  EXPECT_DOUBLE_EQ(predict_step_time(in).exposed_s, 5.0 / 6 + 5.0 / 2);
+  in.prefetch_bytes = -1.0;
   EXPECT_THROW(predict_step_time(in), std::invalid_argument);
 }
 
