@@ -71,7 +71,7 @@ void ParamGatherer::launch(std::size_t block) {
 void ParamGatherer::begin_pass(std::vector<std::vector<std::size_t>> steps, std::size_t keep_within) {
   steps_ = std::move(steps);
   keep_within_ = std::min(keep_within, steps_.size());
-  prefetched_through_ = 0;
+  held_.clear();
 }
 
 bool ParamGatherer::read_again(std::size_t block, std::size_t after_step, std::size_t before_step) const {
@@ -107,33 +107,35 @@ void ParamGatherer::keep_group_slice(std::size_t block, const Gathered& gathered
 }
 
 void ParamGatherer::prefetch_after(std::size_t step) {
+  held_.clear();
   if (prefetch_numel_ == 0) return;
   std::size_t ahead = 0;  // elements gathered (or gathering) for later steps, not for this one
   const std::vector<std::size_t>& current = steps_[step];
-  auto needed_now = [&](std::size_t block) { return std::find(current.begin(), current.end(), block) != current.end(); };
+  auto in = [](const std::vector<std::size_t>& blocks, std::size_t block) {
+    return std::find(blocks.begin(), blocks.end(), block) != blocks.end();
+  };
   for (const auto& [block, g] : gathered_)
-    if (!needed_now(block) && !persistent(block) && !g.kept) ahead += plan_.block(block).padded_numel;
-  const std::vector<std::size_t>* following = step + 1 < steps_.size() ? &steps_[step + 1] : nullptr;
-  auto needed_next = [&](std::size_t block) {
-    return following && std::find(following->begin(), following->end(), block) != following->end();
+    if (!in(current, block) && !persistent(block) && !g.kept) ahead += plan_.block(block).padded_numel;
+  // A block in use now that leave() would free though a step within reach reads it again: it is
+  // held instead, and takes the budget as its prefetch would (once; not a persistent block, nor
+  // one the next step reads, nor one kept for a read within keep_within anyway).
+  auto freed_after_this_step = [&](std::size_t block) {
+    return in(current, block) && !persistent(block) && !(step + 1 < steps_.size() && in(steps_[step + 1], block)) &&
+           !read_again(block, step, keep_within_) && !in(held_, block);
   };
   for (std::size_t next = step + 1; next < steps_.size(); ++next) {
     for (std::size_t block : steps_[next]) {
       const std::size_t numel = plan_.block(block).padded_numel;
-      if (gathered_.contains(block)) {
-        // In use now, freed after this step, and read again within reach: it stays gathered
-        // instead (leave), and takes the budget as its prefetch would.
-        if (needed_now(block) && !needed_next(block) && !persistent(block)) {
-          if (ahead > 0 && ahead + numel > prefetch_numel_) return;
-          ahead += numel;
-        }
-        continue;
-      }
+      const bool held = gathered_.contains(block);
+      if (held && !freed_after_this_step(block)) continue;
       if (ahead > 0 && ahead + numel > prefetch_numel_) return;
-      launch(block);
+      if (held) {
+        held_.push_back(block);
+      } else {
+        launch(block);
+      }
       if (!persistent(block)) ahead += numel;
     }
-    prefetched_through_ = std::max(prefetched_through_, next);
   }
 }
 
@@ -148,7 +150,7 @@ void ParamGatherer::leave(std::size_t step) {
       it->second.kept = true;
       continue;
     }
-    if (read_again(block, step, prefetched_through_ + 1)) continue;  // as if prefetched for that step
+    if (std::find(held_.begin(), held_.end(), block) != held_.end()) continue;  // prefetched for a later read
     release(it->second);
     gathered_.erase(it);
   }

@@ -6,7 +6,7 @@
 // step's gathers (launching any not yet in flight), then launches gathers for the following steps
 // while the blocks gathered ahead of use stay within the prefetch budget (in elements; at least
 // the next block when the budget is non-zero, none when it is zero). Leaving a step frees its
-// blocks unless the next step needs them too, or a later step that prefetch has reached (a
+// blocks unless the next step needs them too, or a later step within the prefetch budget does (a
 // block read again soon, like the last layer in forward and then in backward: it stays, taking
 // the budget as its prefetch would), or they are persistent (no more elements than the
 // persistence threshold: gathered once per optimizer step and kept, like DeepSpeed's
@@ -104,7 +104,7 @@ class ParamGatherer {
   std::vector<bool> group_slice_current_;     // the slice holds the shard's present values
   std::vector<std::vector<std::size_t>> steps_;
   std::size_t keep_within_ = 0;
-  std::size_t prefetched_through_ = 0;  // the last step of the pass whose blocks prefetch has launched
+  std::vector<std::size_t> held_;  // in use now, and prefetched for a later step's read: leave keeps them
   std::map<std::size_t, Gathered> gathered_;
   std::vector<Work> works_;
   trace::Timeline* timeline_ = nullptr;

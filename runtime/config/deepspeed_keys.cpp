@@ -27,9 +27,9 @@ const std::map<std::string, std::string>& direct() {
 }
 
 const std::map<std::string, std::string>& no_op() {
-  static const std::string stage3_live = "stage 3 frees each layer's gathered parameters after its use (a tied "
-                                         "embedding after the LM head's) and gathers ahead only "
-                                         "zero_optimization.stage3_prefetch_bucket_size";
+  static const std::string stage3_live = "stage 3 frees each layer's gathered parameters after its use unless a "
+                                         "read within zero_optimization.stage3_prefetch_bucket_size follows (a "
+                                         "tied embedding: after the LM head's), and gathers ahead only that many";
   static const std::string stage3_save = "`zerotrain export` writes the consolidated fp32 weights";
   static const std::map<std::string, std::string> table = {
       {"zero_optimization.reduce_scatter", "gradients are always reduce-scattered at stages 1-3"},
