@@ -73,6 +73,7 @@ struct BackwardLink {
   double prefetch_bytes = 0.0;       // gathered ahead of the block in use (infinity: all at once)
   std::vector<double> reduce_s;      // per reduction, in the order built by predict_step_time
   std::vector<std::size_t> ready_block;
+  std::vector<std::size_t> first_block;  // per buffered reduction: the block whose end takes its buffer
   std::size_t buffered = 0;          // the first `buffered` reductions take a bucket buffer
   std::size_t buffers = 0;           // bucket buffers (0: as many as needed)
   bool gathers_on_own_link = false;  // a secondary partition's group
@@ -81,9 +82,9 @@ struct BackwardLink {
 // E_b: how much later than the sum of `block_s` (each block's backward, its recompute included)
 // backward's work ends. Blocks run from last to first. Entering a block issues its gather and,
 // within the prefetch budget, the next blocks' (ParamGatherer's rule: at least the next one when
-// the budget is not zero), and waits for its own; its end issues the reductions it completes,
-// each first waiting (compute) for the reduction that held its bucket buffer `buffers` reductions
-// before. One link runs the collectives in the order they are issued, gathers on a link of their
+// the budget is not zero), and waits for its own; its end takes a bucket buffer for each bucket
+// it is the first block of, waiting (compute) for the reduction that held the buffer `buffers`
+// buckets before, and issues the reductions it completes. One link runs the collectives in the order they are issued, gathers on a link of their
 // own with a secondary partition.
 double backward_exposed(const std::vector<double>& block_s, const BackwardLink& in) {
   const std::size_t blocks = block_s.size();
@@ -93,7 +94,8 @@ double backward_exposed(const std::vector<double>& block_s, const BackwardLink& 
   double t = 0.0, link = 0.0, gather_link = 0.0;
   double& gathers = in.gathers_on_own_link ? gather_link : link;
   std::vector<double> gathered(blocks, -1.0);  // when each block's gather ends; -1: not issued
-  std::vector<double> reduced;                 // when each buffered reduction ends, in issue order
+  std::vector<double> reduced(in.reduce_s.size(), 0.0);  // when each reduction ends (0: not yet issued)
+  std::vector<std::size_t> acquired;                     // buffered reductions, in the order they took a buffer
   auto issue_gather = [&](std::size_t b) { gathered[b] = gathers = std::max(gathers, t) + gather_of(b); };
   for (std::size_t step = 0; step < blocks; ++step) {
     const std::size_t b = order[step];
@@ -111,14 +113,14 @@ double backward_exposed(const std::vector<double>& block_s, const BackwardLink& 
     }
     if (gathers_own) t = std::max(t, gathered[b]);
     t += block_s[b];
+    // A bucket takes its buffer when its first block ends, after the reduction of the bucket that
+    // held the buffer before it (a bucket not yet reduced then holds nothing to wait for).
     for (std::size_t k = 0; k < in.reduce_s.size(); ++k) {
-      if (in.ready_block[k] != b) continue;
-      if (k < in.buffered) {
-        if (in.buffers > 0 && reduced.size() >= in.buffers) t = std::max(t, reduced[reduced.size() - in.buffers]);
-        reduced.push_back(link = std::max(link, t) + in.reduce_s[k]);
-      } else {
-        link = std::max(link, t) + in.reduce_s[k];
+      if (k < in.buffered && in.buffers > 0 && in.first_block[k] == b) {
+        if (acquired.size() >= in.buffers) t = std::max(t, reduced[acquired[acquired.size() - in.buffers]]);
+        acquired.push_back(k);
       }
+      if (in.ready_block[k] == b) reduced[k] = link = std::max(link, t) + in.reduce_s[k];
     }
   }
   return std::max(0.0, std::max(t, link) - sum(block_s));
@@ -137,11 +139,13 @@ void check(const StepTimeInputs& in) {
   if (in.block_compute_share.empty()) throw std::invalid_argument("predict_step_time: a model has blocks");
   for (double w : in.block_compute_share)
     if (!(w >= 0.0)) throw std::invalid_argument("predict_step_time: a block's compute share must not be negative");
-  if (in.bucket_ready_block.size() != in.bucket_comm_bytes.size())
-    throw std::invalid_argument("predict_step_time: every bucket needs the block that completes it");
-  for (std::size_t b : in.bucket_ready_block)
-    if (b >= in.block_compute_share.size())
-      throw std::invalid_argument("predict_step_time: a bucket names a block the model does not have");
+  if (in.bucket_ready_block.size() != in.bucket_comm_bytes.size() ||
+      (!in.bucket_first_block.empty() && in.bucket_first_block.size() != in.bucket_comm_bytes.size()))
+    throw std::invalid_argument("predict_step_time: every bucket needs the block that completes it (and its first)");
+  for (const std::vector<std::size_t>* blocks : {&in.bucket_ready_block, &in.bucket_first_block})
+    for (std::size_t b : *blocks)
+      if (b >= in.block_compute_share.size())
+        throw std::invalid_argument("predict_step_time: a bucket names a block the model does not have");
   if (!(in.rows_gather_bytes >= 0.0) || (in.rows_gather_bytes > 0.0 && in.rows_ready_block >= in.block_compute_share.size()))
     throw std::invalid_argument("predict_step_time: a rows exchange needs its bytes and a block the model has");
   if (in.stage > 0 && in.block_gather_bytes.size() != in.block_compute_share.size())
@@ -189,6 +193,8 @@ StepTimePrediction predict_step_time(const StepTimeInputs& in) {
   for (double bytes : in.bucket_comm_bytes)
     reduce.push_back(in.stage == 0 ? all_reduce_seconds(bytes, n, in.link) : reduce_scatter_seconds(bytes, n, in.link));
   std::vector<std::size_t> reduce_ready = in.bucket_ready_block;
+  const std::vector<std::size_t>& first_block = in.bucket_first_block.empty() ? in.bucket_ready_block
+                                                                               : in.bucket_first_block;
   if (in.rows_gather_bytes > 0.0) {
     reduce.push_back(all_gather_seconds(in.rows_gather_bytes, n, in.link));
     reduce_ready.push_back(in.rows_ready_block);
@@ -211,6 +217,7 @@ StepTimePrediction predict_step_time(const StepTimeInputs& in) {
     BackwardLink backward;
     backward.reduce_s = reduce;
     backward.ready_block = reduce_ready;
+    backward.first_block = first_block;
     backward.buffered = in.bucket_comm_bytes.size();
     backward.buffers = in.bucket_buffers;
     const double e_bwd = backward_exposed(backward_s, backward);
@@ -253,7 +260,7 @@ StepTimePrediction predict_step_time(const StepTimeInputs& in) {
                                     forward_exposed(w, t_fwd, first_forward_gather, first_issue);
     BackwardLink backward{.gather_s = backward_gather, .gather_bytes = in.block_gather_bytes,
                           .prefetch_bytes = in.prefetch_bytes, .reduce_s = reduce, .ready_block = reduce_ready,
-                          .buffered = in.bucket_comm_bytes.size(), .buffers = in.bucket_buffers,
+                          .first_block = first_block, .buffered = in.bucket_comm_bytes.size(), .buffers = in.bucket_buffers,
                           .gathers_on_own_link = grouped};
     p.exposed_s = g * backward_exposed(backward_s, backward) + forwards_exposed + statistics;
     backward.reduce_s.clear();  // without overlap: after backward, which then has its gathers alone
@@ -305,9 +312,13 @@ StepTimeInputs step_time_inputs(const models::Model& model, const ZeroOptions& o
   const double compute_size = static_cast<double>(dtype_size(options.compute_dtype));
   for (std::size_t k = 0; k < plan.buckets().size(); ++k) {
     in.bucket_comm_bytes.push_back(static_cast<double>(plan.bucket(k).numel(plan.shards())) * comm_size);
-    std::size_t ready = blocks - 1;
-    for (std::size_t b : plan.bucket(k).blocks()) ready = std::min(ready, completed_by[b]);
+    std::size_t ready = blocks - 1, first = 0;
+    for (std::size_t b : plan.bucket(k).blocks()) {
+      ready = std::min(ready, completed_by[b]);
+      first = std::max(first, completed_by[b]);
+    }
     in.bucket_ready_block.push_back(ready);
+    in.bucket_first_block.push_back(first);
   }
   if (options.stage > 0)
     for (std::size_t b = 0; b < blocks; ++b)

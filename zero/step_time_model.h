@@ -26,8 +26,9 @@
 //                                        where the rate leaves memory out)
 //   T_comm    = M·R + σ                stage 0
 //             = M·R + A + σ            stages 1, 2 (parameters all-gathered after the update)
-//             = M·R + G·(2A − a_L) + σ stage 3 (all-gathered in every forward and backward, but
-//                                        the last block L stays gathered from forward into backward)
+//             = M·R + G·(2A − a_L − Σ_{b: backward reads no parameters} a_b) + σ   stage 3
+//                                        (all-gathered in every forward and backward, but the last
+//                                        block L stays gathered from forward into backward)
 //
 // Exposed communication with overlap (the compute stream's waits), replayed on one link that runs
 // collectives in the order they are issued, each as soon as it is issued and the link is free:
@@ -37,9 +38,9 @@
 //     issues a block's gather when backward reaches the block or, within the prefetch budget
 //     (stage3_prefetch_bucket_size; at least the next block), when it reaches an earlier-running
 //     one, so the gathers interleave with the reductions on the link as the engine's do. Bucket k
-//     is issued when block b_k finishes (buckets run in the order they are issued), once the
-//     reduction that held its bucket buffer before it (the reducer takes its buffers in turn) has
-//     ended: until then backward waits. A tied embedding
+//     takes a bucket buffer when its first block finishes (the reducer takes its buffers in turn),
+//     once the reduction that held that buffer before has ended: until then backward waits; it
+//     is issued when block b_k finishes (buckets run in the order they are issued). A tied embedding
 //     exchanged as rows: its buckets are issued when the blocks tied to it finish (the engine
 //     spreads them over the rest of backward, which is the same while the link is busy), and one
 //     all-gather of its tokens and rows when the block after it finishes (the engine's two
@@ -50,9 +51,8 @@
 //   Gathers are issued in the order the pass needs them: stages 1/2 each block's as soon as the
 //   optimizer, which updates the blocks in forward order taking o_b of T_opt each (in proportion
 //   to its part of the shard), has updated it, so the first gathers run during the rest of the
-//   update; stage 3 the first block's so too before a step's first forward, and the others when
-//   their pass begins (an unlimited prefetch), so a reduction issued during a stage-3 backward
-//   waits behind the gathers issued before it. A block tied to an earlier one (GPT-2's LM head)
+//   update; stage 3 the first block's so too before a step's first forward, a forward's others
+//   when it begins (an unlimited prefetch), and backward's as above. A block tied to an earlier one (GPT-2's LM head)
 //   finds it still gathered from its read earlier in the forward.
 //   With a secondary partition of groups of H ranks (stage 3, zero_hpz_partition_size), a block's
 //   first gather in a step is from every rank and its later ones (backward's, later forwards') a
@@ -122,6 +122,9 @@ struct StepTimeInputs {
   std::vector<double> block_compute_share;     // w_b, blocks in forward order; they sum to 1
   std::vector<double> bucket_comm_bytes;       // s_k, launch order
   std::vector<std::size_t> bucket_ready_block;  // b_k
+  // The block whose backward's end gives bucket k its first piece, when it takes a bucket buffer
+  // (empty: b_k; a bucket spanning two blocks takes it when the later one ends).
+  std::vector<std::size_t> bucket_first_block;
   std::vector<double> block_gather_bytes;      // p_b (stages 1-3)
   // Stage 3 only; empty means every block: whether a block's backward reads its own parameters
   // (the embeddings' do not: no gather). A block tied to another finds that one still gathered

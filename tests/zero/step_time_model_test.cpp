@@ -251,6 +251,15 @@ TEST(StepTimeModel, ABucketWaitsForTheReductionThatHeldItsBuffer) {
   const StepTimePrediction buffered = predict_step_time(in);
   EXPECT_DOUBLE_EQ(buffered.exposed_s, 0.5 + 5.0 / 6);
   EXPECT_DOUBLE_EQ(buffered.comm_s, unbuffered.comm_s);
+  // The third bucket completed by block 1 instead: its buffer is free again (7/6 s) when block 1
+  // ends (4/3 s), and it is reduced 5/3-13/6 s. But if its first piece comes from block 2, it
+  // takes the buffer there and backward waits as above.
+  in.bucket_ready_block = {2, 2, 1};
+  EXPECT_DOUBLE_EQ(predict_step_time(in).exposed_s, 1.0 / 6 + 5.0 / 6);
+  in.bucket_first_block = {2, 2, 2};
+  EXPECT_DOUBLE_EQ(predict_step_time(in).exposed_s, 0.5 + 5.0 / 6);
+  in.bucket_first_block = {2, 2, 3};
+  EXPECT_THROW(predict_step_time(in), std::invalid_argument);
 }
 
 TEST(StepTimeModel, AStageThreeBackwardGathersWithinItsPrefetchBudgetBehindTheReductions) {
