@@ -413,9 +413,11 @@ std::vector<ConfigKey> make_keys() {
   add(integer("zero_optimization.stage3_prefetch_bucket_size",
               field(&Config::zero_optimization, &ZeroConfig::stage3_prefetch_bucket_size),
               static_cast<std::int64_t>(zero.stage3_prefetch_bucket_size), between(0, kMaxBucketElements),
-              "Stage 3: elements of parameters gathered ahead of their use (at least the next layer); 0 = no "
-              "prefetch. The default is about two GPT-2 layers: DeepSpeed's 5e7 gathers the whole of a small "
-              "model and saves no memory (bench/results/perf_memory.md)."));
+              "Stage 3: elements of parameters gathered ahead of their use (at least the next layer); a layer "
+              "read again within that reach (the last layers, from forward into backward) stays gathered instead "
+              "of being gathered again; 0 = no prefetch. A tied embedding stays gathered from its forward to the "
+              "LM head's backward either way. The default is about two GPT-2 layers: DeepSpeed's 5e7 gathers the "
+              "whole of a small model and saves no memory (bench/results/perf_memory.md)."));
   add(integer("zero_optimization.stage3_param_persistence_threshold",
               field(&Config::zero_optimization, &ZeroConfig::stage3_param_persistence_threshold),
               static_cast<std::int64_t>(zero.stage3_param_persistence_threshold), between(0, kMaxBucketElements),
