@@ -73,7 +73,9 @@ MemoryPlan plan_memory(const models::Model& model, const ZeroOptions& options, i
     // forward between their two reads: param_gatherer.h), plus prefetched blocks within the budget
     // (the first prefetch may exceed it by one block), plus persistent blocks.
     const std::size_t blocks = model.num_blocks();
-    auto is_persistent = [&](std::size_t b) { return plan.block(b).numel <= options.stage3_param_persistence_threshold; };
+    auto is_persistent = [&](std::size_t b) {
+      return plan.block(b).numel <= options.stage3_param_persistence_threshold;
+    };
     std::size_t largest = 0, largest_in_use = 0, persistent = 0;
     for (std::size_t b = 0; b < blocks; ++b) {
       std::size_t numel = plan.block(b).padded_numel;

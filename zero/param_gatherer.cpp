@@ -120,16 +120,16 @@ void ParamGatherer::prefetch_after(std::size_t step) {
   // held instead, and takes the budget as its prefetch would (once; not a persistent block, nor
   // one the next step reads, nor one kept for a read within keep_within anyway).
   auto freed_after_this_step = [&](std::size_t block) {
-    return in(current, block) && !persistent(block) && !(step + 1 < steps_.size() && in(steps_[step + 1], block)) &&
+    return in(current, block) && !persistent(block) && !read_again(block, step, step + 2) &&
            !read_again(block, step, keep_within_) && !in(held_, block);
   };
   for (std::size_t next = step + 1; next < steps_.size(); ++next) {
     for (std::size_t block : steps_[next]) {
       const std::size_t numel = plan_.block(block).padded_numel;
-      const bool held = gathered_.contains(block);
-      if (held && !freed_after_this_step(block)) continue;
+      const bool present = gathered_.contains(block);
+      if (present && !freed_after_this_step(block)) continue;
       if (ahead > 0 && ahead + numel > prefetch_numel_) return;
-      if (held) {
+      if (present) {
         held_.push_back(block);
       } else {
         launch(block);
@@ -140,10 +140,8 @@ void ParamGatherer::prefetch_after(std::size_t step) {
 }
 
 void ParamGatherer::leave(std::size_t step) {
-  const std::vector<std::size_t>* next = step + 1 < steps_.size() ? &steps_[step + 1] : nullptr;
   for (std::size_t block : steps_.at(step)) {
-    if (persistent(block)) continue;
-    if (next && std::find(next->begin(), next->end(), block) != next->end()) continue;
+    if (persistent(block) || read_again(block, step, step + 2)) continue;  // the next step reads it
     auto it = gathered_.find(block);
     if (it == gathered_.end()) continue;
     if (read_again(block, step, keep_within_)) {

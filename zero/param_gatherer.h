@@ -83,6 +83,7 @@ class ParamGatherer {
   void release(Gathered& gathered);
   void prefetch_after(std::size_t step);
   bool persistent(std::size_t block) const;
+  // Whether a step after after_step and before before_step reads block.
   bool read_again(std::size_t block, std::size_t after_step, std::size_t before_step) const;
   std::size_t slice_numel(std::size_t block) const;  // this rank's slice of the block (0: none)
   // After a gather from every rank: keeps this rank's group slice of the block (compute stream).

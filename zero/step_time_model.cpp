@@ -84,8 +84,8 @@ struct BackwardLink {
 // within the prefetch budget, the next blocks' (ParamGatherer's rule: at least the next one when
 // the budget is not zero), and waits for its own; its end takes a bucket buffer for each bucket
 // it is the first block of, waiting (compute) for the reduction that held the buffer `buffers`
-// buckets before, and issues the reductions it completes. One link runs the collectives in the order they are issued, gathers on a link of their
-// own with a secondary partition.
+// buckets before, and issues the reductions it completes. One link runs the collectives in the
+// order they are issued, gathers on a link of their own with a secondary partition.
 double backward_exposed(const std::vector<double>& block_s, const BackwardLink& in) {
   const std::size_t blocks = block_s.size();
   auto gather_of = [&](std::size_t b) { return in.gather_s.empty() ? 0.0 : in.gather_s[b]; };
@@ -193,8 +193,6 @@ StepTimePrediction predict_step_time(const StepTimeInputs& in) {
   for (double bytes : in.bucket_comm_bytes)
     reduce.push_back(in.stage == 0 ? all_reduce_seconds(bytes, n, in.link) : reduce_scatter_seconds(bytes, n, in.link));
   std::vector<std::size_t> reduce_ready = in.bucket_ready_block;
-  const std::vector<std::size_t>& first_block = in.bucket_first_block.empty() ? in.bucket_ready_block
-                                                                               : in.bucket_first_block;
   if (in.rows_gather_bytes > 0.0) {
     reduce.push_back(all_gather_seconds(in.rows_gather_bytes, n, in.link));
     reduce_ready.push_back(in.rows_ready_block);
@@ -212,14 +210,14 @@ StepTimePrediction predict_step_time(const StepTimeInputs& in) {
   StepTimePrediction p;
   p.compute_s = g * (in.micro_batch_compute_s + sum(in.block_recompute_s)) + in.optimizer_s;
   const std::vector<double> published = published_at(in.block_optimizer_share, in.optimizer_s);
+  BackwardLink backward;  // the reductions; stage 3 adds its gathers
+  backward.reduce_s = reduce;
+  backward.ready_block = reduce_ready;
+  backward.first_block = in.bucket_first_block.empty() ? in.bucket_ready_block : in.bucket_first_block;
+  backward.buffered = in.bucket_comm_bytes.size();
+  backward.buffers = in.bucket_buffers;
   if (in.stage < 3) {
     const double e_fwd = forward_exposed(w, t_fwd, gather, published);
-    BackwardLink backward;
-    backward.reduce_s = reduce;
-    backward.ready_block = reduce_ready;
-    backward.first_block = first_block;
-    backward.buffered = in.bucket_comm_bytes.size();
-    backward.buffers = in.bucket_buffers;
     const double e_bwd = backward_exposed(backward_s, backward);
     const double forward_waits = in.stage > 0 ? e_fwd : 0.0;  // stage 0 gathers nothing
     p.comm_s = reductions * r + a + statistics;
@@ -258,10 +256,10 @@ StepTimePrediction predict_step_time(const StepTimeInputs& in) {
     }
     const double forwards_exposed = (g - 1) * forward_exposed(w, t_fwd, forward_gather) +
                                     forward_exposed(w, t_fwd, first_forward_gather, first_issue);
-    BackwardLink backward{.gather_s = backward_gather, .gather_bytes = in.block_gather_bytes,
-                          .prefetch_bytes = in.prefetch_bytes, .reduce_s = reduce, .ready_block = reduce_ready,
-                          .first_block = first_block, .buffered = in.bucket_comm_bytes.size(), .buffers = in.bucket_buffers,
-                          .gathers_on_own_link = grouped};
+    backward.gather_s = backward_gather;
+    backward.gather_bytes = in.block_gather_bytes;
+    backward.prefetch_bytes = in.prefetch_bytes;
+    backward.gathers_on_own_link = grouped;
     p.exposed_s = g * backward_exposed(backward_s, backward) + forwards_exposed + statistics;
     backward.reduce_s.clear();  // without overlap: after backward, which then has its gathers alone
     backward.ready_block.clear();
@@ -329,7 +327,8 @@ StepTimeInputs step_time_inputs(const models::Model& model, const ZeroOptions& o
   if (options.stage == 3) {
     in.prefetch_bytes = static_cast<double>(options.stage3_prefetch_bucket_size) * compute_size;
     in.hpz_group_size = options.zero_hpz_partition_size;
-    for (std::size_t b = 0; b < blocks; ++b) in.block_backward_reads_params.push_back(model.block(b).backward_reads_params());
+    for (std::size_t b = 0; b < blocks; ++b)
+      in.block_backward_reads_params.push_back(model.block(b).backward_reads_params());
   }
   return in;
 }

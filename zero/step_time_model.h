@@ -52,14 +52,14 @@
 //   optimizer, which updates the blocks in forward order taking o_b of T_opt each (in proportion
 //   to its part of the shard), has updated it, so the first gathers run during the rest of the
 //   update; stage 3 the first block's so too before a step's first forward, a forward's others
-//   when it begins (an unlimited prefetch), and backward's as above. A block tied to an earlier one (GPT-2's LM head)
-//   finds it still gathered from its read earlier in the forward.
+//   when it begins (an unlimited prefetch), and backward's as above. A block tied to an earlier
+//   one (GPT-2's LM head) finds it still gathered from its read earlier in the forward.
 //   With a secondary partition of groups of H ranks (stage 3, zero_hpz_partition_size), a block's
 //   first gather in a step is from every rank and its later ones (backward's, later forwards') a
-//   ring of H ranks (within a host when H divides the ranks per host: the
-//   intra-host link; otherwise some groups cross hosts and all are taken at the slower link), on
-//   the group's own stream: backward's reductions no longer queue behind them, and T_comm counts
-//   a_b once and the regathers at the group's rate.
+//   ring of H ranks (within a host when H divides the ranks per host: the intra-host link;
+//   otherwise some groups cross hosts and all are taken at the slower link), on the group's own
+//   stream: backward's reductions no longer queue behind them, and T_comm counts a_b once and the
+//   regathers at the group's rate.
 //   exposed   = M·E_b + σ                 stage 0
 //             = M·E_b + E_f + σ           stages 1, 2
 //             = G·E_b + E_f' + (G−1)·E_f + σ   stage 3 (E_f': the first forward, its first
@@ -79,9 +79,10 @@
 // that communication takes from compute on the same cores, a block's gradient being ready before
 // its whole backward ends, ZeRO-3's persistent small blocks, its prefetch budget in forward, and
 // the blocks before the last that stay gathered from forward into backward where the budget
-// reaches (only the last is taken to stay), padding beyond what the partition plan holds, hierarchical (tree or two-level)
-// collectives, and contention between several rings on one host's link: with ranks placed host
-// by host a flat ring crosses each host's link once per direction (LinkModel::ranks_per_host).
+// reaches (only the last is taken to stay), padding beyond what the partition plan holds,
+// hierarchical (tree or two-level) collectives, and contention between several rings on one
+// host's link: with ranks placed host by host a flat ring crosses each host's link once per
+// direction (LinkModel::ranks_per_host).
 // A prediction is a floor to hold a measurement against, not a promise.
 #pragma once
 

@@ -82,6 +82,16 @@ ZeroOptions base_options(int stage, bool overlap) {
   return o;
 }
 
+// GPT-2 (make_model's) on 8 tokens per sequence, `steps` steps under `options`.
+Job gpt2_job(int steps, const ZeroOptions& options) {
+  Job job;
+  job.kind = ModelKind::gpt2;
+  job.T = 8;
+  job.steps = steps;
+  job.options = options;
+  return job;
+}
+
 // Loads rows [first_row, first_row + rows) of the global micro-batch `micro` of step `step`.
 // The global batch is the same whoever loads it, so a rank's slice and a single process's whole
 // batch see the same samples.
@@ -404,11 +414,7 @@ TEST_F(EngineTest, ModelStateBytesEqualThePlan) {
 // Stage 0 in fp32 reduces the buckets where the gradient lies: no bucket buffers at all (only the
 // embedding rows' gather buffers where auto exchanges rows, zero/lookup_rows.h).
 TEST_F(EngineTest, AutoBucketSizeTrainsLikeTheSingleProcessRun) {
-  Job job;
-  job.kind = ModelKind::gpt2;
-  job.T = 8;
-  job.steps = 4;
-  job.options = base_options(0, true);
+  Job job = gpt2_job(4, base_options(0, true));
   RunResult want = reference(job);
   for (int stage : {0, 2, 3}) {
     job.options = base_options(stage, true);
@@ -546,11 +552,7 @@ TEST_F(EngineTest, StageThreeGathersABlockOnlyForThePassesThatReadIt) {
 // embedding through the forward: a transformer block and the table together are the most gathered
 // at once, and `plan` says exactly that.
 TEST_F(EngineTest, StageThreeKeepsTheTiedEmbeddingThroughTheForwardAndThePlanCountsIt) {
-  Job job;
-  job.kind = ModelKind::gpt2;
-  job.T = 8;
-  job.steps = 2;
-  job.options = base_options(3, true);
+  Job job = gpt2_job(2, base_options(3, true));
   job.options.stage3_prefetch_bucket_size = 0;
   job.options.stage3_param_persistence_threshold = 0;
   auto model = make_model(job.kind);
@@ -630,10 +632,7 @@ TEST_F(EngineTest, TheCommWorkspaceIsSizedAtStartUpAndNeverGrowsInAStep) {
   // The ring's partial sums (3 ranks and more) and, on a GPU, the staging of device buffers: sized
   // from the plan when the engine is built, so no collective grows them on the comm thread.
   for (int stage = 0; stage <= 3; ++stage) {
-    Job job;
-    job.kind = ModelKind::gpt2;
-    job.T = 8;
-    job.options = base_options(stage, true);
+    const Job job = gpt2_job(2, base_options(stage, true));
     auto model = make_model(job.kind);
     auto ctx = models::ComputeContext::cpu(1);
     MemoryTracker tracker;
@@ -644,7 +643,7 @@ TEST_F(EngineTest, TheCommWorkspaceIsSizedAtStartUpAndNeverGrowsInAStep) {
       EXPECT_GT(reserved, 0u) << "stage " << stage;
     }
     GlobalBatches batches(job.kind, *model, job.B * world_->world_size(), job.T);
-    for (int step = 0; step < 2; ++step)
+    for (int step = 0; step < job.steps; ++step)
       engine.train_step(
           [&](models::Activations& acts, int micro) { batches.load(acts, step, micro, world_->rank() * job.B, job.B); },
           job.options.adamw.lr);
@@ -656,11 +655,7 @@ TEST_F(EngineTest, ReportsCommunicationAndItsExposedPart) {
   // With overlap off the compute stream waits for every reduction right after launching it, so
   // the exposed time is real (measured from events around each wait) and within the step. On one
   // rank a collective is a local copy that may be done before the wait: nothing to expose then.
-  Job job;
-  job.kind = ModelKind::gpt2;
-  job.T = 8;
-  job.steps = 2;
-  job.options = base_options(2, false);
+  Job job = gpt2_job(2, base_options(2, false));
   MemoryTracker tracker;
   RunResult r = run(job, *world_, job.B * world_->world_size(), tracker);
   for (const StepStats& s : r.stats) {
@@ -682,11 +677,7 @@ TEST_F(EngineTest, StepsAfterTheFirstAllocateNothing) {
   // memory pool, so after the first step nothing is taken from the system (on a GPU a cudaMalloc
   // or cudaFree inside a step would synchronise the device and serialise the comm stream).
   for (int stage = 0; stage <= 3; ++stage) {
-    Job job;
-    job.kind = ModelKind::gpt2;
-    job.T = 8;
-    job.steps = 3;
-    job.options = base_options(stage, true);
+    Job job = gpt2_job(3, base_options(stage, true));
     MemoryTracker tracker;
     RunResult r = run(job, *world_, job.B * world_->world_size(), tracker);
     ASSERT_EQ(r.stats.size(), 3u);
