@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <stdexcept>
+#include <vector>
 
 namespace zt {
 
@@ -122,11 +123,34 @@ Work Communicator::all_gather(BufferView in, BufferView out, Stream& producer) {
   if (in.dtype != out.dtype || out.numel != in.numel * n)
     throw std::invalid_argument(fmt::format("all_gather: the output must be {} chunks of the input ({}), but it is {}",
                                             n, view_str(in), view_str(out)));
-  BufferView own_chunk = out.slice(static_cast<std::size_t>(rank()) * in.numel, in.numel);
-  bool in_place = in.numel > 0 && in.data == own_chunk.data;
-  if (!in_place && views_overlap(in, out))
-    throw std::invalid_argument("all_gather: input overlaps the output without being this rank's chunk of it");
-  Collective c{{kind, ReduceOp::sum, in.dtype, out.numel}, {in}, {out}, in_place};
+  std::vector<BufferView> chunks;
+  for (std::size_t r = 0; r < n; ++r) chunks.push_back(out.slice(r * in.numel, in.numel));
+  return all_gather(in, chunks, producer);
+}
+
+Work Communicator::all_gather(BufferView in, std::span<const BufferView> chunks, Stream& producer) {
+  constexpr auto kind = CollectiveKind::all_gather;
+  check_view(in, "input", kind);
+  const std::size_t n = static_cast<std::size_t>(world_size());
+  if (chunks.size() != n)
+    throw std::invalid_argument(
+        fmt::format("all_gather: {} output chunks for a world of {} ranks (one per rank)", chunks.size(), n));
+  for (std::size_t r = 0; r < n; ++r) {
+    check_view(chunks[r], fmt::format("output chunk {}", r), kind);
+    if (chunks[r].dtype != in.dtype || chunks[r].numel != in.numel)
+      throw std::invalid_argument(fmt::format("all_gather: output chunk {} ({}) differs from the input ({})", r,
+                                              view_str(chunks[r]), view_str(in)));
+    for (std::size_t q = 0; q < r; ++q)
+      if (views_overlap(chunks[q], chunks[r]))
+        throw std::invalid_argument(fmt::format("all_gather: output chunks {} and {} overlap", q, r));
+  }
+  const std::size_t own = static_cast<std::size_t>(rank());
+  bool in_place = in.numel > 0 && in.data == chunks[own].data;
+  if (!in_place)
+    for (const BufferView& chunk : chunks)
+      if (views_overlap(in, chunk))
+        throw std::invalid_argument("all_gather: input overlaps the output without being this rank's chunk of it");
+  Collective c{{kind, ReduceOp::sum, in.dtype, in.numel * n}, {in}, {chunks.begin(), chunks.end()}, in_place};
   return number_and_launch(std::move(c), producer);
 }
 

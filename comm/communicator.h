@@ -19,6 +19,9 @@
 //   left unchanged.
 // - all_gather(in, out): out is world_size chunks of in.numel elements, chunk r from rank r.
 //   In place when in is this rank's chunk of out.
+// - all_gather(in, chunks): the same into world_size separate views of in.numel elements, chunk r
+//   from rank r, wherever they lie (a part of every rank's chunk of a larger buffer, at a stride).
+//   In place when in is chunks[rank]. The chunks must not overlap each other.
 // - broadcast(in, out, root): out <- root's in on every rank (in is read on the root only).
 //   In place when in and out are the same view.
 // - barrier(): completes when every rank reached it.
@@ -98,6 +101,7 @@ class Communicator {
   Work all_reduce_many(std::span<const BufferView> tensors, ReduceOp op, Stream& producer);
   Work reduce_scatter(BufferView in, BufferView out, ReduceOp op, Stream& producer);
   Work all_gather(BufferView in, BufferView out, Stream& producer);
+  Work all_gather(BufferView in, std::span<const BufferView> chunks, Stream& producer);
   Work broadcast(BufferView in, BufferView out, int root, Stream& producer);
   Work broadcast(BufferView data, int root, Stream& producer) { return broadcast(data, data, root, producer); }
   Work barrier(Stream& producer);
@@ -110,8 +114,9 @@ class Communicator {
  protected:
   Communicator(LaunchInfo launch, CommOptions options) : launch_(launch), options_(std::move(options)) {}
 
-  // A validated, numbered collective. For all_reduce_many, in/out hold one view per tensor;
-  // otherwise exactly one each (empty for barrier).
+  // A validated, numbered collective. For all_reduce_many, in/out hold one view per tensor; for
+  // all_gather, in holds one view and out world_size chunks of its size, in rank order (contiguous
+  // for the one-buffer form); otherwise exactly one each (empty for barrier).
   struct Collective {
     CollectiveDesc desc;
     std::vector<BufferView> in;

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <climits>
+#include <stdexcept>
+#include <vector>
 
 #include "comm/consistency_check.h"
 #include "core/device_ops.h"
@@ -143,6 +145,11 @@ void MpiCommunicator::run(const Collective& c) {
     run_staged(c);
     return;
   }
+  if (c.desc.kind == CollectiveKind::all_gather) {  // one input, world_size output chunks
+    as_mpi_count(c.in[0].numel, c.desc);
+    ring_all_gather(comm_.get(), c.in[0], c.out, c.in_place, options().poll_interval());  // see mpi_ring.h
+    return;
+  }
   for (std::size_t t = 0; t < c.in.size(); ++t)
     run_on_host_memory(c.desc.kind, c.desc.op, c.in[t], c.out[t], c.in_place, c.desc.root);
 }
@@ -167,6 +174,17 @@ void MpiCommunicator::reserve_workspace(CollectiveKind kind, DType dtype, std::s
 
 void MpiCommunicator::run_staged(const Collective& c) {
   const std::size_t r = static_cast<std::size_t>(rank());
+  if (c.desc.kind == CollectiveKind::all_gather) {  // gathered on the host, then copied out chunk by chunk
+    const BufferView& in = c.in[0];
+    BufferView stage = staging_.get(in.dtype, in.numel * c.out.size());
+    std::vector<BufferView> stage_chunks;
+    for (std::size_t q = 0; q < c.out.size(); ++q) stage_chunks.push_back(stage.slice(q * in.numel, in.numel));
+    staging_copy(stage_chunks[r], in);
+    as_mpi_count(in.numel, c.desc);
+    ring_all_gather(comm_.get(), stage_chunks[r], stage_chunks, true, options().poll_interval());
+    for (std::size_t q = 0; q < c.out.size(); ++q) staging_copy(c.out[q], stage_chunks[q]);
+    return;
+  }
   for (std::size_t t = 0; t < c.in.size(); ++t) {
     const BufferView& in = c.in[t];
     const BufferView& out = c.out[t];
@@ -188,14 +206,7 @@ void MpiCommunicator::run_staged(const Collective& c) {
         staging_copy(out, stage_out);
         break;
       }
-      case CollectiveKind::all_gather: {
-        BufferView stage = staging_.get(out.dtype, out.numel);
-        BufferView own = stage.slice(r * in.numel, in.numel);
-        staging_copy(own, in);
-        run_on_host_memory(c.desc.kind, c.desc.op, own, stage, true, 0);
-        staging_copy(out, stage);
-        break;
-      }
+      case CollectiveKind::all_gather: break;  // above
       case CollectiveKind::broadcast: {
         BufferView stage = staging_.get(in.dtype, in.numel);
         if (rank() == c.desc.root) staging_copy(stage, in);
@@ -215,7 +226,6 @@ void MpiCommunicator::run_on_host_memory(CollectiveKind kind, ReduceOp op, const
   auto complete = [&] { complete_polling(request, options().poll_interval()); };
   MPI_Datatype type = mpi_datatype(in.dtype);
   const std::size_t element = dtype_size(in.dtype);
-  CollectiveDesc desc{kind, op, in.dtype, in.numel, root};
   switch (kind) {
     case CollectiveKind::all_reduce: {
       MPI_Op sum = sum_ops_.sum(in.dtype);
@@ -238,11 +248,7 @@ void MpiCommunicator::run_on_host_memory(CollectiveKind kind, ReduceOp op, const
       if (op == ReduceOp::avg) divide_host(out, world_size());
       return;
     }
-    case CollectiveKind::all_gather: {
-      as_mpi_count(in.numel, desc);
-      ring_all_gather(comm, in, out, in_place, options().poll_interval());  // not MPI_Iallgather: see mpi_ring.h
-      return;
-    }
+    case CollectiveKind::all_gather: throw std::logic_error("all_gather runs in MpiCommunicator::run");
     case CollectiveKind::broadcast: {
       if (rank() == root && !in_place) staging_copy(out, in);
       std::size_t offset = 0;

@@ -65,16 +65,17 @@ void ring_reduce_scatter(MPI_Comm comm, MPI_Op sum, const BufferView& in, const 
   }
 }
 
-void ring_all_gather(MPI_Comm comm, const BufferView& in, const BufferView& out, bool in_place,
+void ring_all_gather(MPI_Comm comm, const BufferView& in, std::span<const BufferView> chunks, bool in_place,
                      std::chrono::microseconds poll_interval) {
   int p = 0;
   int r = 0;
   ZT_MPI_CHECK(MPI_Comm_size(comm, &p));
   ZT_MPI_CHECK(MPI_Comm_rank(comm, &r));
-  const std::size_t n = out.numel / static_cast<std::size_t>(p);
-  const int count = chunk_count(n, "all_gather");
-  const MPI_Datatype type = mpi_datatype(out.dtype);
-  auto chunk = [&](int c) { return out.slice(static_cast<std::size_t>((c % p + p) % p) * n, n); };
+  if (chunks.size() != static_cast<std::size_t>(p))
+    throw std::invalid_argument(fmt::format("all_gather: {} output chunks on {} ranks", chunks.size(), p));
+  const int count = chunk_count(in.numel, "all_gather");
+  const MPI_Datatype type = mpi_datatype(in.dtype);
+  auto chunk = [&](int c) { return chunks[static_cast<std::size_t>((c % p + p) % p)]; };
   if (!in_place && in.data != chunk(r).data)
     std::copy_n(static_cast<const std::byte*>(in.data), chunk(r).bytes(), static_cast<std::byte*>(chunk(r).data));
   // Step s passes chunk r-s on to the right and receives chunk r-s-1 from the left, into place.

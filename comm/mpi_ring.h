@@ -12,6 +12,7 @@
 #include <mpi.h>
 
 #include <chrono>
+#include <span>
 
 #include "comm/host_workspace.h"
 #include "core/buffer.h"
@@ -25,12 +26,12 @@ namespace zt {
 void ring_reduce_scatter(MPI_Comm comm, MPI_Op sum, const BufferView& in, const BufferView& out, HostWorkspace& scratch,
                          std::chrono::microseconds poll_interval);
 
-// out (p chunks of out.numel / p) <- every rank's chunk, chunk r from this rank's `in`; in place
-// (out's chunk r already holds it) when in_place, and `in` is then not read. Open MPI 4.1's
-// MPI_Iallgather sends each chunk from its owner to every other rank, so with several ranks per
-// host a host's link carries every local rank's chunk to every remote rank; the ring moves
+// chunks (p views of in.numel elements, anywhere) <- every rank's chunk, chunk r from this rank's
+// `in`; in place (chunks[r] already holds it) when in_place, and `in` is then not read. Open MPI
+// 4.1's MPI_Iallgather sends each chunk from its owner to every other rank, so with several ranks
+// per host a host's link carries every local rank's chunk to every remote rank; the ring moves
 // (p-1)/p of the buffer over every link, as NCCL's does, and as plan --predict assumes.
-void ring_all_gather(MPI_Comm comm, const BufferView& in, const BufferView& out, bool in_place,
+void ring_all_gather(MPI_Comm comm, const BufferView& in, std::span<const BufferView> chunks, bool in_place,
                      std::chrono::microseconds poll_interval);
 
 }  // namespace zt

@@ -168,9 +168,25 @@ void NcclCommunicator::enqueue_nccl(const Collective& c) {
         ZT_NCCL_CHECK(
             ncclReduceScatter(c.in[0].data, c.out[0].data, c.out[0].numel, type, nccl_op(d.op, world_size()), comm, stream));
       return;
-    case CollectiveKind::all_gather:
-      if (c.in[0].numel) ZT_NCCL_CHECK(ncclAllGather(c.in[0].data, c.out[0].data, c.in[0].numel, type, comm, stream));
+    case CollectiveKind::all_gather: {
+      const BufferView& in = c.in[0];
+      if (in.numel == 0) return;
+      bool contiguous = true;
+      for (std::size_t q = 1; q < c.out.size(); ++q)
+        contiguous = contiguous && c.out[q].data == static_cast<std::byte*>(c.out[0].data) + q * in.bytes();
+      if (contiguous) {
+        ZT_NCCL_CHECK(ncclAllGather(in.data, c.out[0].data, in.numel, type, comm, stream));
+        return;
+      }
+      // Chunks apart: rank q's chunk broadcast from q into its place, all in one group (NCCL's
+      // pattern for an all-gather into separate buffers).
+      NcclGroup group;
+      for (std::size_t q = 0; q < c.out.size(); ++q)
+        ZT_NCCL_CHECK(ncclBroadcast(q == static_cast<std::size_t>(rank()) ? in.data : c.out[q].data, c.out[q].data,
+                                    in.numel, type, static_cast<int>(q), comm, stream));
+      group.end();
       return;
+    }
     case CollectiveKind::broadcast:
       if (c.in[0].numel)
         ZT_NCCL_CHECK(ncclBroadcast(c.in[0].data, c.out[0].data, c.in[0].numel, type, d.root, comm, stream));

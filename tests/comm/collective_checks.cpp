@@ -111,6 +111,28 @@ void check_all_gather(Communicator& comm, DType dtype, bool in_place, std::size_
   EXPECT_TRUE(same_values(read_buffer(out.view()), expected));
 }
 
+// The chunks apart, in reverse rank order, with 3 elements between them that must stay untouched:
+// the layout of a part of every rank's chunk of a larger buffer.
+void check_all_gather_into_chunks(Communicator& comm, DType dtype, bool in_place, std::size_t chunk) {
+  const std::size_t n = static_cast<std::size_t>(comm.world_size());
+  const int r = comm.rank();
+  const std::size_t stride = chunk + 3;
+  auto place = [&](std::size_t q) { return (n - 1 - q) * stride + 1; };
+  std::vector<float> initial(n * stride + 1, kSentinel), expected = initial;
+  for (std::size_t q = 0; q < n; ++q)
+    for (std::size_t j = 0; j < chunk; ++j) expected[place(q) + j] = gather_input(static_cast<int>(q), j, dtype);
+  std::vector<float> input(chunk);
+  for (std::size_t j = 0; j < chunk; ++j) input[j] = gather_input(r, j, dtype);
+  if (in_place) std::copy(input.begin(), input.end(), initial.begin() + static_cast<std::ptrdiff_t>(place(r)));
+  Buffer out = make_buffer(comm.device(), dtype, initial);
+  std::vector<BufferView> chunks;
+  for (std::size_t q = 0; q < n; ++q) chunks.push_back(out.slice(place(q), chunk));
+  CpuStream compute(CpuStream::Mode::inline_on_caller, "compute");
+  Buffer in = make_buffer(comm.device(), dtype, input);
+  comm.all_gather(in_place ? chunks[static_cast<std::size_t>(r)] : in.view(), chunks, compute).wait();
+  EXPECT_TRUE(same_values(read_buffer(out.view()), expected)) << "all_gather into separate chunks";
+}
+
 void check_broadcast(Communicator& comm, DType dtype, bool in_place, std::size_t size) {
   const int n = comm.world_size();
   const int r = comm.rank();
@@ -144,7 +166,10 @@ void check_collective(Communicator& comm, const CollectiveCase& c, DType dtype, 
   switch (c.kind) {
     case CollectiveKind::all_reduce: check_all_reduce(comm, c, dtype, in_place, size); break;
     case CollectiveKind::reduce_scatter: check_reduce_scatter(comm, c, dtype, in_place, size); break;
-    case CollectiveKind::all_gather: check_all_gather(comm, dtype, in_place, size); break;
+    case CollectiveKind::all_gather:
+      check_all_gather(comm, dtype, in_place, size);
+      check_all_gather_into_chunks(comm, dtype, in_place, size);
+      break;
     case CollectiveKind::broadcast: check_broadcast(comm, dtype, in_place, size); break;
     case CollectiveKind::barrier: comm.barrier(comm.comm_stream()).wait(); break;
   }

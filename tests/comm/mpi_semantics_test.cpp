@@ -15,6 +15,7 @@
 #include <optional>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include "comm/flight_recorder.h"
 #include "comm/make_communicator.h"
@@ -493,6 +494,23 @@ TEST(MpiSemantics, InvalidArgumentsAreRejectedAtTheCallSite) {
   EXPECT_THROW(comm.all_reduce(out.view(), other.view(), ReduceOp::sum, compute), std::invalid_argument);
   EXPECT_THROW(comm.all_reduce(in.slice(0, 4), in.slice(2, 4), ReduceOp::sum, compute), std::invalid_argument);
   EXPECT_THROW(comm.all_gather(out.view(), in.view(), compute), std::invalid_argument);
+  {  // into separate chunks: one per rank, each of the input's size and dtype, apart from each other
+    Buffer big = make_buffer(Device::cpu(), DType::f32, filled(8 * n + 8, 0.0f));
+    std::vector<BufferView> chunks;
+    for (std::size_t q = 0; q < n; ++q) chunks.push_back(big.slice(8 * q, 4));
+    std::vector<BufferView> too_few(chunks.begin(), chunks.end() - 1);
+    EXPECT_THROW(comm.all_gather(out.view(), too_few, compute), std::invalid_argument);
+    std::vector<BufferView> overlapping = chunks;
+    if (n > 1) {
+      overlapping.front() = big.slice(8 * (n - 1) + 2, 4);
+      EXPECT_THROW(comm.all_gather(out.view(), overlapping, compute), std::invalid_argument);
+    }
+    std::vector<BufferView> wrong_size = chunks;
+    wrong_size.front() = big.slice(0, 5);
+    EXPECT_THROW(comm.all_gather(out.view(), wrong_size, compute), std::invalid_argument);
+    EXPECT_THROW(comm.all_gather(big.slice(8 * n - 6, 4), chunks, compute), std::invalid_argument)
+        << "an input overlapping a chunk that is not this rank's";
+  }
   EXPECT_THROW(comm.broadcast(out.view(), static_cast<int>(n), compute), std::invalid_argument);
   BufferView on_gpu = out.view();
   on_gpu.device = Device::cuda(0);
