@@ -340,19 +340,26 @@ void ZeroEngine::optimizer_step(double lr, int local_stop_signal, StepStats& sta
     const float multiplier = clip_coefficient(stats.grad_norm, options_.gradient_clipping) / static_cast<float>(scale) /
                              static_cast<float>(divisor);
     if (gatherer_) gatherer_->invalidate();  // its gathered copies are about to go stale
-    auto publish = [this](std::size_t block) { publish_parameters(block); };
+    // Stages 1/2 publish the forward's first blocks in pieces (publish_pieces); stage 3's gatherer
+    // gathers whole blocks.
+    const std::vector<std::size_t> pieces =
+        options_.stage == 3 ? std::vector<std::size_t>{} : publish_pieces(plan_, model_);
+    auto publish = [this](std::size_t block, std::size_t begin, std::size_t count) {
+      publish_parameters(block, begin, count);
+    };
     if (const models::DeviceRates* rates = ctx_.emulation()) {  // the emulated device: its time, no arithmetic
-      for (std::size_t b = 0; b < model_.num_blocks(); ++b) {
-        models::occupy_device(models::optimizer_step_seconds(plan_.block(b).chunk_numel, options_.compute_dtype, *rates));
-        publish(b);
-      }
+      for (std::size_t b = 0; b < model_.num_blocks(); ++b)
+        for (const ChunkPiece& piece : chunk_pieces(plan_.block(b).chunk_numel, pieces.empty() ? 1 : pieces[b])) {
+          models::occupy_device(models::optimizer_step_seconds(piece.count, options_.compute_dtype, *rates));
+          publish(b, piece.begin, piece.count);
+        }
     } else {
       optimizer_.update(grad_shard_.view(), lr, multiplier, optimizer_steps_,
                         [&](std::size_t block, std::size_t block_offset, std::size_t shard_offset, std::size_t count) {
                           return options_.stage < 3 ? params_[block].slice(block_offset, count).data
                                                     : param_shard_.slice(shard_offset, count).data;
                         },
-                        publish, stream);
+                        pieces, publish, stream);
     }
   }
   fill_zero(grad_shard_.view(), stream);
@@ -402,26 +409,33 @@ void ZeroEngine::choose_bucket_size_now() {
               plan_.buckets().size(), choice.reason);
 }
 
-void ZeroEngine::publish_parameters(std::size_t b) {
+void ZeroEngine::publish_parameters(std::size_t b, std::size_t begin, std::size_t count) {
   if (options_.stage == 0) return;  // every rank updated every parameter
+  const BlockPlacement& placement = plan_.block(b);
   if (options_.stage == 3) {
     const std::vector<std::size_t> first = blocks_read(0, false);
-    if (std::find(first.begin(), first.end(), b) != first.end()) gatherer_->prefetch(b);
+    const bool whole_block_done = begin + count == placement.chunk_numel;
+    if (whole_block_done && std::find(first.begin(), first.end(), b) != first.end()) gatherer_->prefetch(b);
     return;
   }
-  const BlockPlacement& placement = plan_.block(b);
-  const std::size_t r = static_cast<std::size_t>(comm_.rank());
-  BufferView mine = params_[b].slice(r * placement.chunk_numel, placement.chunk_numel);
-  param_sync_[b] = comm_.all_gather(mine, params_[b].view(), ctx_.stream());
-  if (timeline_)
-    timeline_->add_collective(fmt::format("all_gather params {}", model_.block(b).name()), param_sync_[b],
-                              {{"block", b}});
+  // Elements [begin, begin + count) of every rank's chunk, each rank's own part in place.
+  std::vector<BufferView> chunks;
+  for (std::size_t q = 0; q < static_cast<std::size_t>(comm_.world_size()); ++q)
+    chunks.push_back(params_[b].slice(q * placement.chunk_numel + begin, count));
+  // The block's pieces complete in issue order on the comm stream: waiting for the last is enough.
+  param_sync_[b] = comm_.all_gather(chunks[static_cast<std::size_t>(comm_.rank())], chunks, ctx_.stream());
+  if (timeline_) {
+    const bool whole = count == placement.chunk_numel;
+    timeline_->add_collective(fmt::format("all_gather params {}{}", model_.block(b).name(),
+                                          whole ? "" : fmt::format(" [{}, {})", begin, begin + count)),
+                              param_sync_[b], {{"block", b}});
+  }
   other_works_.push_back(param_sync_[b]);
 }
 
 void ZeroEngine::sync_parameters() {
   if (gatherer_) gatherer_->invalidate();
-  for (std::size_t b = 0; b < model_.num_blocks(); ++b) publish_parameters(b);
+  for (std::size_t b = 0; b < model_.num_blocks(); ++b) publish_parameters(b, 0, plan_.block(b).chunk_numel);
 }
 
 double ZeroEngine::eval_loss(const LoadMicroBatch& load) {

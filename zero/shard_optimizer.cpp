@@ -75,28 +75,56 @@ void ShardOptimizer::reset(const std::vector<float>& master, Stream& stream) {
   fill_zero(exp_avg_sq_.view(), stream);
 }
 
+std::vector<ChunkPiece> chunk_pieces(std::size_t chunk_numel, std::size_t pieces) {
+  const std::size_t size = (chunk_numel + std::max<std::size_t>(1, pieces) - 1) / std::max<std::size_t>(1, pieces);
+  std::vector<ChunkPiece> out;
+  for (std::size_t begin = 0; begin < chunk_numel; begin += size) out.push_back({begin, std::min(size, chunk_numel - begin)});
+  if (out.empty()) out.push_back({0, 0});  // an empty chunk is still reported once
+  return out;
+}
+
+std::vector<std::size_t> publish_pieces(const PartitionPlan& plan, const models::Model& model) {
+  std::vector<std::size_t> pieces(plan.blocks().size(), 1);
+  const std::size_t bucket = plan.largest_bucket_numel();
+  if (bucket == 0 || pieces.empty()) return pieces;
+  std::vector<std::size_t> first{0};
+  if (const auto tied = model.block(0).tied_block()) first.push_back(*tied);
+  for (std::size_t b : first) pieces.at(b) = std::max<std::size_t>(1, (plan.block(b).padded_numel + bucket - 1) / bucket);
+  return pieces;
+}
+
 void ShardOptimizer::update(BufferView grad_shard, double lr, float multiplier, std::int64_t step,
-                            const ParamsOut& params_out, const BlockUpdated& block_updated, Stream& stream) {
+                            const ParamsOut& params_out, const std::vector<std::size_t>& pieces,
+                            const PieceUpdated& piece_updated, Stream& stream) {
   OptimizerOps& ops = optimizer_ops(master_.device());
   auto segment = segments_.begin();  // in block order (owned_ranges)
   for (std::size_t block = 0; block < plan_.blocks().size(); ++block) {
-    for (; segment != segments_.end() && segment->block == block; ++segment) {
-      const Segment& s = *segment;
-      AdamWStep update;
-      update.master = master_.data_as<float>() + s.shard_offset;
-      update.exp_avg = exp_avg_.data_as<float>() + s.shard_offset;
-      update.exp_avg_sq = exp_avg_sq_.data_as<float>() + s.shard_offset;
-      update.grad = grad_shard.as<float>() + s.shard_offset;
-      update.params_out = params_out(s.block, s.block_offset, s.shard_offset, s.count);
-      update.params_dtype = options_.compute_dtype;
-      update.count = s.count;
-      update.step = step;
-      update.grad_multiplier = multiplier;
-      update.hyper = options_.adamw.hyper(lr);
-      if (!s.decay) update.hyper.weight_decay = 0.0f;
-      ops.adamw(update, stream);
+    const std::size_t chunk_begin = static_cast<std::size_t>(owner_) * plan_.block(block).chunk_numel;
+    for (const ChunkPiece& piece :
+         chunk_pieces(plan_.block(block).chunk_numel, pieces.empty() ? 1 : pieces.at(block))) {
+      // This rank's elements of the piece, in block offsets; a segment may span several pieces.
+      const std::size_t lo = chunk_begin + piece.begin, hi = lo + piece.count;
+      for (auto s = segment; s != segments_.end() && s->block == block; ++s) {
+        const std::size_t from = std::max(lo, s->block_offset), to = std::min(hi, s->block_offset + s->count);
+        if (from >= to) continue;
+        const std::size_t shard_offset = s->shard_offset + (from - s->block_offset);
+        AdamWStep update;
+        update.master = master_.data_as<float>() + shard_offset;
+        update.exp_avg = exp_avg_.data_as<float>() + shard_offset;
+        update.exp_avg_sq = exp_avg_sq_.data_as<float>() + shard_offset;
+        update.grad = grad_shard.as<float>() + shard_offset;
+        update.params_out = params_out(block, from, shard_offset, to - from);
+        update.params_dtype = options_.compute_dtype;
+        update.count = to - from;
+        update.step = step;
+        update.grad_multiplier = multiplier;
+        update.hyper = options_.adamw.hyper(lr);
+        if (!s->decay) update.hyper.weight_decay = 0.0f;
+        ops.adamw(update, stream);
+      }
+      if (piece_updated) piece_updated(block, piece.begin, piece.count);
     }
-    if (block_updated) block_updated(block);
+    while (segment != segments_.end() && segment->block == block) ++segment;
   }
   if (segment != segments_.end()) throw std::logic_error("shard optimizer: a segment out of block order");
 }

@@ -33,6 +33,21 @@ class ShardSource {
                     float* exp_avg_sq) = 0;
 };
 
+// The parts of block b's chunk that ShardOptimizer::update updates and reports one after another:
+// [begin, begin + count) of the chunk for each of `pieces` equal parts (the last may be shorter).
+struct ChunkPiece {
+  std::size_t begin = 0;
+  std::size_t count = 0;
+};
+std::vector<ChunkPiece> chunk_pieces(std::size_t chunk_numel, std::size_t pieces);
+
+// How many pieces the optimizer updates each block's chunk in at stages 1/2 (ShardOptimizer::update):
+// the blocks the forward reads first (block 0 and a block it is tied to) in pieces of at most a
+// bucket over all ranks, so that the all-gather the next forward waits for first starts after one
+// piece's update instead of after the whole block's (GPT-2's embedding: a third of the model);
+// every other block in one, its update done while the blocks before it are still being gathered.
+std::vector<std::size_t> publish_pieces(const PartitionPlan& plan, const models::Model& model);
+
 class ShardOptimizer {
  public:
   // owner: the plan rank whose chunks this rank updates (stage 0: 0, every rank the whole model).
@@ -47,14 +62,15 @@ class ShardOptimizer {
   void reset(const std::vector<float>& master, Stream& stream);
   // AdamW on every owned range: grad_shard (f32) times multiplier (unscaling and clipping). The
   // new weights go, in the compute dtype, to params_out(block, block_offset, shard_offset, count).
-  // Blocks are updated in order, and block_updated(b) is called once b's ranges are enqueued, for
-  // every block, owned ranges or not: what reads b's new weights can start while later blocks are
-  // updated.
+  // Blocks are updated in order, each in pieces[b] equal parts of its chunk (empty: one), and
+  // piece_updated(b, begin, count) is called once elements [begin, begin + count) of the chunk are
+  // enqueued, for every piece of every block, owned elements or not: what reads them (the
+  // all-gather of that part of every rank's chunk) can start while the rest is updated.
   using ParamsOut = std::function<void*(std::size_t block, std::size_t block_offset, std::size_t shard_offset,
                                         std::size_t count)>;
-  using BlockUpdated = std::function<void(std::size_t block)>;
+  using PieceUpdated = std::function<void(std::size_t block, std::size_t begin, std::size_t count)>;
   void update(BufferView grad_shard, double lr, float multiplier, std::int64_t step, const ParamsOut& params_out,
-              const BlockUpdated& block_updated, Stream& stream);
+              const std::vector<std::size_t>& pieces, const PieceUpdated& piece_updated, Stream& stream);
 
   struct HostState {
     std::vector<float> master, exp_avg, exp_avg_sq;  // the whole shard, padding included (zeros)

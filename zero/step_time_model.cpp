@@ -9,6 +9,7 @@
 #include "models/activations.h"
 #include "zero/lookup_rows.h"
 #include "zero/memory_plan.h"
+#include "zero/shard_optimizer.h"
 
 namespace zt {
 namespace {
@@ -56,13 +57,27 @@ double forward_exposed(const std::vector<double>& share, double t_fwd, const std
   return std::max(0.0, t - t_fwd);  // the shares' sum may round to just below 1
 }
 
-// When each block's new parameters can go out, relative to the end of the optimizer step (the
-// next forward's start): the optimizer updates the blocks in order, block b's update ending
-// optimizer_s · (its share and the shares before it). Empty when no shares are given: all at 0.
-std::vector<double> published_at(const std::vector<double>& optimizer_share, double optimizer_s) {
+// When each block's gather can be taken to be issued, relative to the end of the optimizer step
+// (the next forward's start): the optimizer updates the blocks in order, block b's update taking
+// optimizer_s · o_b. A block published in K pieces gathers piece k (gather_s[b] / K) once piece k
+// is updated; its gather ends as if issued whole at the latest of (piece k's update end - the
+// gathers of the pieces before it). Empty when no shares are given: all at 0.
+std::vector<double> published_at(const std::vector<double>& optimizer_share, double optimizer_s,
+                                 const std::vector<std::size_t>& pieces, const std::vector<double>& gather_s) {
   std::vector<double> at;
   double done = 0.0;
-  for (double share : optimizer_share) at.push_back(optimizer_s * (std::min(1.0, done += share) - 1.0));
+  for (std::size_t b = 0; b < optimizer_share.size(); ++b) {
+    const double begin = optimizer_s * (std::min(1.0, done) - 1.0);
+    done += optimizer_share[b];
+    const double update = optimizer_s * (std::min(1.0, done) - 1.0) - begin;
+    const std::size_t k_pieces = pieces.empty() ? 1 : std::max<std::size_t>(1, pieces[b]);
+    const double gather = gather_s.empty() ? 0.0 : gather_s[b];
+    double issue = -std::numeric_limits<double>::infinity();
+    for (std::size_t k = 0; k < k_pieces; ++k)
+      issue = std::max(issue, begin + update * static_cast<double>(k + 1) / static_cast<double>(k_pieces) -
+                                  gather * static_cast<double>(k) / static_cast<double>(k_pieces));
+    at.push_back(issue);
+  }
   return at;
 }
 
@@ -155,6 +170,8 @@ void check(const StepTimeInputs& in) {
     throw std::invalid_argument("predict_step_time: backward reads are per block, or not given");
   if (!in.block_optimizer_share.empty() && in.block_optimizer_share.size() != blocks)
     throw std::invalid_argument("predict_step_time: optimizer shares are per block, or not given");
+  if (!in.block_publish_pieces.empty() && in.block_publish_pieces.size() != blocks)
+    throw std::invalid_argument("predict_step_time: publish pieces are per block, or not given");
   for (double s : in.block_optimizer_share)
     if (!(s >= 0.0)) throw std::invalid_argument("predict_step_time: an optimizer share must not be negative");
   if (!(in.prefetch_bytes >= 0.0))
@@ -209,7 +226,8 @@ StepTimePrediction predict_step_time(const StepTimeInputs& in) {
 
   StepTimePrediction p;
   p.compute_s = g * (in.micro_batch_compute_s + sum(in.block_recompute_s)) + in.optimizer_s;
-  const std::vector<double> published = published_at(in.block_optimizer_share, in.optimizer_s);
+  const std::vector<double> published =
+      published_at(in.block_optimizer_share, in.optimizer_s, in.stage < 3 ? in.block_publish_pieces : std::vector<std::size_t>{}, gather);
   BackwardLink backward;  // the reductions; stage 3 adds its gathers
   backward.reduce_s = reduce;
   backward.ready_block = reduce_ready;
@@ -290,6 +308,7 @@ StepTimeInputs step_time_inputs(const models::Model& model, const ZeroOptions& o
   for (std::size_t b = 0; b < blocks; ++b)
     in.block_optimizer_share.push_back(static_cast<double>(plan.block(b).chunk_numel) /
                                        static_cast<double>(plan.shard_numel()));
+  if (options.stage == 1 || options.stage == 2) in.block_publish_pieces = publish_pieces(plan, model);
   for (double& w : in.block_compute_share)
     w = in.micro_batch_compute_s > 0.0 ? w / in.micro_batch_compute_s : 1.0 / static_cast<double>(blocks);
 

@@ -51,7 +51,8 @@
 //   Gathers are issued in the order the pass needs them: stages 1/2 each block's as soon as the
 //   optimizer, which updates the blocks in forward order taking o_b of T_opt each (in proportion
 //   to its part of the shard), has updated it, so the first gathers run during the rest of the
-//   update; stage 3 the first block's so too before a step's first forward, a forward's others
+//   update; a block published in K pieces (the forward's first: publish_pieces, shard_optimizer.h)
+//   gathers piece k (1/K of its gather) once piece k is updated (1/K of its update); stage 3 the first block's so too before a step's first forward, a forward's others
 //   when it begins (an unlimited prefetch), and backward's as above. A block tied to an earlier
 //   one (GPT-2's LM head) finds it still gathered from its read earlier in the forward.
 //   With a secondary partition of groups of H ranks (stage 3, zero_hpz_partition_size), a block's
@@ -120,6 +121,8 @@ struct StepTimeInputs {
   // Each block's share of T_opt, blocks in forward order (the order the optimizer updates them);
   // empty: every block's new parameters go out when the whole update ends.
   std::vector<double> block_optimizer_share;
+  // How many pieces stages 1/2 update and publish each block in (empty: one each).
+  std::vector<std::size_t> block_publish_pieces;
   std::vector<double> block_compute_share;     // w_b, blocks in forward order; they sum to 1
   std::vector<double> bucket_comm_bytes;       // s_k, launch order
   std::vector<std::size_t> bucket_ready_block;  // b_k

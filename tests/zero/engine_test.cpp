@@ -20,6 +20,7 @@
 #include "models/mlp.h"
 #include "zero/engine.h"
 #include "zero/memory_plan.h"
+#include "zero/shard_optimizer.h"
 #include "zero/timeline.h"
 
 namespace zt {
@@ -500,9 +501,9 @@ TEST_F(EngineTest, ASkippedStepLeavesParametersUnchanged) {
 
 // Two traced steps of GPT-2 at stage 3 (B = 2, T = 8, one micro-batch, nothing persistent) with
 // secondary partition groups of hpz ranks: each step's spans.
-std::vector<std::vector<trace::Span>> traced_stage3_steps(Communicator& world, const models::Model& model, int hpz) {
+std::vector<std::vector<trace::Span>> traced_steps(Communicator& world, const models::Model& model, int stage, int hpz) {
   auto ctx = models::ComputeContext::cpu(1);
-  ZeroOptions o = base_options(3, true);
+  ZeroOptions o = base_options(stage, true);
   o.stage3_param_persistence_threshold = 0;
   o.gradient_accumulation_steps = 1;
   o.zero_hpz_partition_size = hpz;
@@ -537,7 +538,7 @@ TEST_F(EngineTest, StageThreeGathersABlockOnlyForThePassesThatReadIt) {
   auto model = make_model(ModelKind::gpt2);
   const std::size_t n = model->num_blocks();
   ASSERT_FALSE(model->block(0).backward_reads_params());
-  const auto steps = traced_stage3_steps(*world_, *model, 1);
+  const auto steps = traced_steps(*world_, *model, 3, 1);
   for (int step = 0; step < 2; ++step) {
     std::vector<int> gathers(n, 0);
     for (const trace::Span& span : steps[step])
@@ -545,6 +546,26 @@ TEST_F(EngineTest, StageThreeGathersABlockOnlyForThePassesThatReadIt) {
     EXPECT_EQ(gathers[0], step == 0 ? 2 : 1) << "the embedding, step " << step;
     for (std::size_t b = 1; b + 1 < n; ++b) EXPECT_EQ(gathers[b], 2) << model->block(b).name();
     EXPECT_EQ(gathers[n - 1], 1) << "the LM head";
+  }
+}
+
+// Stages 1/2: the optimizer publishes the forward's first block (the embedding) in pieces of at
+// most a bucket, each all-gathered as soon as it is updated, and every other block whole.
+TEST_F(EngineTest, StagesOneAndTwoPublishTheEmbeddingInPiecesAndTheOtherBlocksWhole) {
+  auto model = make_model(ModelKind::gpt2);
+  const std::size_t n = model->num_blocks();
+  for (int stage : {1, 2}) {
+    const std::vector<std::size_t> pieces =
+        publish_pieces(make_partition_plan(*model, base_options(stage, true), world_->world_size()), *model);
+    ASSERT_GT(pieces[0], 1u) << "the embedding is not larger than a bucket: nothing to cut";
+    const auto steps = traced_steps(*world_, *model, stage, 1);
+    for (int step = 0; step < 2; ++step) {
+      std::vector<std::size_t> gathers(n, 0);
+      for (const trace::Span& span : steps[step])
+        if (span.name.starts_with("all_gather params ")) ++gathers.at(span.args.at("block").get<std::size_t>());
+      EXPECT_EQ(gathers[0], pieces[0]) << "the embedding, stage " << stage << " step " << step;
+      for (std::size_t b = 1; b < n; ++b) EXPECT_EQ(gathers[b], 1u) << model->block(b).name() << ", stage " << stage;
+    }
   }
 }
 
@@ -609,7 +630,7 @@ TEST_F(EngineTest, SecondaryPartitionGathersWithinTheGroupUntilTheOptimizerStep)
   if (world_->world_size() % 2 != 0) GTEST_SKIP() << "groups of 2 ranks need an even world";
   auto model = make_model(ModelKind::gpt2);
   const std::size_t n = model->num_blocks();
-  const auto steps = traced_stage3_steps(*world_, *model, 2);
+  const auto steps = traced_steps(*world_, *model, 3, 2);
   for (int step = 0; step < 2; ++step) {
     std::vector<int> world_gathers(n, 0), group_gathers(n, 0);
     for (const trace::Span& span : steps[step]) {

@@ -10,6 +10,7 @@
 #include "models/gpt2.h"
 #include "zero/lookup_rows.h"
 #include "zero/memory_plan.h"
+#include "zero/shard_optimizer.h"
 
 namespace zt {
 namespace {
@@ -177,6 +178,22 @@ TEST(StepTimeModel, EachBlocksGatherStartsOnceTheOptimizerUpdatedIt) {
   // First forward: gathers end at 0.2, 0.7, 1.2 s (as above); the second's as without (5/6 s).
   EXPECT_DOUBLE_EQ(p.exposed_s, 2 * 0.5 + 5.0 / 6 + (1.2 + 1.0 / 3 - 1.0));
   in.block_optimizer_share = {0.5, 0.5};
+  EXPECT_THROW(predict_step_time(in), std::invalid_argument);
+}
+
+TEST(StepTimeModel, AFirstBlockPublishedInPiecesStartsItsGatherAfterItsFirstPiece) {
+  // As above (stage 2), block 0 in 3 pieces: each piece's update takes 0.1 s and its gather 1/6 s,
+  // so the link never waits for an update once the first piece (done at -0.5 s) goes out: block 0
+  // is gathered at 0, block 1 (out at -0.15 s) at 0.5 s, block 2 (out at 0) at 1 s. Forward runs
+  // block 0 at once, waits for block 1 until 0.5 s and for block 2 until 1 s: it ends at 4/3 s.
+  StepTimeInputs in = three_blocks(2);
+  in.optimizer_s = 0.6;
+  in.block_optimizer_share = {0.5, 0.25, 0.25};
+  in.block_publish_pieces = {3, 1, 1};
+  EXPECT_DOUBLE_EQ(predict_step_time(in).exposed_s, 0.5 + (4.0 / 3 - 1.0));
+  in.block_publish_pieces = {1, 1, 1};  // whole: as in the test above
+  EXPECT_DOUBLE_EQ(predict_step_time(in).exposed_s, 0.5 + (1.2 + 1.0 / 3 - 1.0));
+  in.block_publish_pieces = {3, 1};
   EXPECT_THROW(predict_step_time(in), std::invalid_argument);
 }
 
@@ -420,6 +437,13 @@ TEST(StepTimeInputs, BucketsComeFromTheEnginesPartitionPlan) {
     EXPECT_EQ(in.bucket_ready_block.back(), 0u);
     for (std::size_t k = 0; k < plan.buckets().size(); ++k)
       for (std::size_t b : plan.bucket(k).blocks()) EXPECT_LE(in.bucket_ready_block[k], b);
+    // Stages 1/2 publish the embedding in the engine's pieces; stages 0 and 3 none.
+    if (stage == 1 || stage == 2) {
+      EXPECT_EQ(in.block_publish_pieces, publish_pieces(plan, model));
+      EXPECT_GT(in.block_publish_pieces.at(0), 1u);
+    } else {
+      EXPECT_TRUE(in.block_publish_pieces.empty());
+    }
   }
 }
 
