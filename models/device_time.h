@@ -38,6 +38,11 @@ BlockTime block_time(const Block& block, int B, int T, DType dtype, const Device
 // and writes the three back (28 bytes), and writes the parameter in its dtype.
 double optimizer_step_seconds(std::size_t parameters, DType param_dtype, const DeviceRates& rates);
 
+// The step's gradient statistics over `elements` of a rank's fp32 gradient shard (the squared norm
+// and the inf/NaN check, zero/step_statistics.h): memory-bound, one read of 4 bytes per element
+// (0 when bytes_per_s is 0).
+double gradient_statistics_seconds(std::size_t elements, const DeviceRates& rates);
+
 // The emulated device being busy for `seconds`: waits on the clock, using no core.
 void occupy_device(double seconds);
 

@@ -323,8 +323,13 @@ StepStats ZeroEngine::train_step(const LoadMicroBatch& load, double lr, int loca
 void ZeroEngine::optimizer_step(double lr, int local_stop_signal, StepStats& stats) {
   Stream& stream = ctx_.stream();
   Work all_reduce;
+  BufferView statistics_of = grad_shard_.view();
+  if (const models::DeviceRates* rates = ctx_.emulation()) {  // the emulated device: the pass's time, no arithmetic
+    models::occupy_device(models::gradient_statistics_seconds(statistics_of.numel, *rates));
+    statistics_of = grad_shard_.slice(0, 0);
+  }
   const AgreedStatistics agreed =
-      statistics_.agree(grad_shard_.view(), options_.gradient_accumulation_steps, options_.stage == 0,
+      statistics_.agree(statistics_of, options_.gradient_accumulation_steps, options_.stage == 0,
                         local_stop_signal, comm_, exposed_, timeline_, all_reduce);
   other_works_.push_back(all_reduce);
   stats.loss = agreed.loss;

@@ -147,7 +147,7 @@ void check(const StepTimeInputs& in) {
     throw std::invalid_argument("predict_step_time: world_size and micro_batches must be at least 1");
   if (in.link.ranks_per_host < 1 || !(in.link.intra_latency_s >= 0.0) || !(in.link.intra_bytes_per_s >= 0.0))
     throw std::invalid_argument("predict_step_time: ranks per host must be at least 1, the intra-host link not negative");
-  if (!(in.micro_batch_compute_s >= 0.0) || !(in.optimizer_s >= 0.0) || !(in.link.latency_s >= 0.0))
+  if (!(in.micro_batch_compute_s >= 0.0) || !(in.optimizer_s >= 0.0) || !(in.statistics_s >= 0.0) || !(in.link.latency_s >= 0.0))
     throw std::invalid_argument("predict_step_time: compute time and latency must not be negative");
   if (in.world_size > 1 && !(ring_link(in.link, in.world_size).bytes_per_s > 0.0))
     throw std::invalid_argument("predict_step_time: the link bandwidth must be positive");
@@ -225,7 +225,7 @@ StepTimePrediction predict_step_time(const StepTimeInputs& in) {
     backward_s[b] = w[b] * t_bwd + (in.block_recompute_s.empty() ? 0.0 : in.block_recompute_s[b]);
 
   StepTimePrediction p;
-  p.compute_s = g * (in.micro_batch_compute_s + sum(in.block_recompute_s)) + in.optimizer_s;
+  p.compute_s = g * (in.micro_batch_compute_s + sum(in.block_recompute_s)) + in.statistics_s + in.optimizer_s;
   const std::vector<double> published =
       published_at(in.block_optimizer_share, in.optimizer_s, in.stage < 3 ? in.block_publish_pieces : std::vector<std::size_t>{}, gather);
   BackwardLink backward;  // the reductions; stage 3 adds its gathers
@@ -305,6 +305,7 @@ StepTimeInputs step_time_inputs(const models::Model& model, const ZeroOptions& o
   }
   in.micro_batch_compute_s = sum(in.block_compute_share);
   in.optimizer_s = models::optimizer_step_seconds(plan.shard_numel(), options.compute_dtype, rates);
+  in.statistics_s = models::gradient_statistics_seconds(plan.shard_numel(), rates);
   for (std::size_t b = 0; b < blocks; ++b)
     in.block_optimizer_share.push_back(static_cast<double>(plan.block(b).chunk_numel) /
                                        static_cast<double>(plan.shard_numel()));

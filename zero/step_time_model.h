@@ -118,6 +118,7 @@ struct StepTimeInputs {
   int micro_batches = 1;                 // gradient accumulation steps G
   double micro_batch_compute_s = 0.0;    // T_micro: forward + backward of one micro batch
   double optimizer_s = 0.0;              // T_opt: the AdamW step over this rank's shard, once per step
+  double statistics_s = 0.0;             // the gradient statistics' pass over the shard, before T_opt
   // Each block's share of T_opt, blocks in forward order (the order the optimizer updates them);
   // empty: every block's new parameters go out when the whole update ends.
   std::vector<double> block_optimizer_share;

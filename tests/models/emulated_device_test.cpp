@@ -60,6 +60,11 @@ TEST(DeviceTime, AdamWIsItsBytesOverTheBandwidth) {
   EXPECT_EQ(optimizer_step_seconds(1000, DType::bf16, {.flops_per_s = 1e12, .bytes_per_s = 0.0}), 0.0);
 }
 
+TEST(DeviceTime, GradientStatisticsReadTheFp32ShardOnce) {
+  EXPECT_DOUBLE_EQ(gradient_statistics_seconds(1000, {.flops_per_s = 1e12, .bytes_per_s = 1e6}), 1000.0 * 4.0 / 1e6);
+  EXPECT_EQ(gradient_statistics_seconds(1000, {.flops_per_s = 1e12, .bytes_per_s = 0.0}), 0.0);
+}
+
 TEST(EmulatedDevice, BlocksComputeNothingAndOccupyTheStreamForTheirModelledTime) {
   GPT2 model(small_gpt2());
   const int B = 2, T = 32;

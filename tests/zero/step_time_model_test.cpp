@@ -163,6 +163,10 @@ TEST(StepTimeModel, EachBlocksGatherStartsOnceTheOptimizerUpdatedIt) {
     in.block_optimizer_share = {0.5, 0.25, 0.25};
     const StepTimePrediction p = predict_step_time(in);
     EXPECT_DOUBLE_EQ(p.compute_s, 3.6);
+    in.statistics_s = 0.1;  // the gradient statistics' pass: compute before the update, nothing else moves
+    EXPECT_DOUBLE_EQ(predict_step_time(in).compute_s, 3.7);
+    EXPECT_DOUBLE_EQ(predict_step_time(in).exposed_s, p.exposed_s);
+    in.statistics_s = 0.0;
     EXPECT_DOUBLE_EQ(p.comm_s, 1.5 + 1.5);
     EXPECT_DOUBLE_EQ(p.exposed_s, 0.5 + (1.2 + 1.0 / 3 - 1.0));
     in.block_optimizer_share.clear();  // all at the update's end: as before, 5/6 s in forward
@@ -445,6 +449,11 @@ TEST(StepTimeInputs, BucketsComeFromTheEnginesPartitionPlan) {
       EXPECT_TRUE(in.block_publish_pieces.empty());
     }
   }
+  // The gradient statistics read the fp32 shard once at the memory rate.
+  options.stage = 2;
+  const models::DeviceRates memory{.flops_per_s = 1e12, .bytes_per_s = 1e6};
+  EXPECT_DOUBLE_EQ(step_time_inputs(model, options, 3, 2, 16, Device::cpu(), memory, link).statistics_s,
+                   static_cast<double>(make_partition_plan(model, options, 3).shard_numel()) * 4.0 / 1e6);
 }
 
 }  // namespace
