@@ -345,10 +345,7 @@ void ZeroEngine::optimizer_step(double lr, int local_stop_signal, StepStats& sta
     const float multiplier = clip_coefficient(stats.grad_norm, options_.gradient_clipping) / static_cast<float>(scale) /
                              static_cast<float>(divisor);
     if (gatherer_) gatherer_->invalidate();  // its gathered copies are about to go stale
-    // Stages 1/2 publish the forward's first blocks in pieces (publish_pieces); stage 3's gatherer
-    // gathers whole blocks.
-    const std::vector<std::size_t> pieces =
-        options_.stage == 3 ? std::vector<std::size_t>{} : publish_pieces(plan_, model_);
+    const std::vector<std::size_t> pieces = options_.stage == 0 ? std::vector<std::size_t>{} : publish_pieces(plan_, model_);
     auto publish = [this](std::size_t block, std::size_t begin, std::size_t count) {
       publish_parameters(block, begin, count);
     };
@@ -419,8 +416,7 @@ void ZeroEngine::publish_parameters(std::size_t b, std::size_t begin, std::size_
   const BlockPlacement& placement = plan_.block(b);
   if (options_.stage == 3) {
     const std::vector<std::size_t> first = blocks_read(0, false);
-    const bool whole_block_done = begin + count == placement.chunk_numel;
-    if (whole_block_done && std::find(first.begin(), first.end(), b) != first.end()) gatherer_->prefetch(b);
+    if (std::find(first.begin(), first.end(), b) != first.end()) gatherer_->prefetch(b, begin, count);
     return;
   }
   // Elements [begin, begin + count) of every rank's chunk, each rank's own part in place.

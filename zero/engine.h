@@ -136,8 +136,8 @@ class ZeroEngine {
   void set_params_from_master(const std::vector<float>& master);
   // The optimizer has updated elements [begin, begin + count) of block b's chunk: sends the new
   // parameters where the next forward reads them (stages 1/2: the all-gather of that part of every
-  // rank's chunk; stage 3, once the whole chunk is done: a prefetch if the next forward's first step
-  // reads the block; stage 0: nothing).
+  // rank's chunk; stage 3: that part's gather into the block's gathered copy, if the next forward's
+  // first step reads the block; stage 0: nothing).
   void publish_parameters(std::size_t block, std::size_t begin, std::size_t count);
   void sync_parameters();  // publish_parameters of every block, stale stage-3 gathers dropped first
   BufferView block_grad(std::size_t block);

@@ -68,6 +68,26 @@ void ParamGatherer::launch(std::size_t block) {
   gathered_.emplace(block, std::move(g));
 }
 
+void ParamGatherer::prefetch(std::size_t block, std::size_t begin, std::size_t count) {
+  const BlockPlacement& placement = plan_.block(block);
+  if (begin == 0 && count == placement.chunk_numel) return launch(block);
+  auto it = gathered_.find(block);
+  if (it == gathered_.end())
+    it = gathered_.emplace(block, Gathered{Buffer(device_, dtype_, placement.padded_numel, MemCategory::gathered,
+                                                  compute_, tracker_),
+                                           Work()})
+             .first;
+  Gathered& g = it->second;
+  std::vector<BufferView> chunks;
+  for (std::size_t q = 0; q < static_cast<std::size_t>(comm_.world_size()); ++q)
+    chunks.push_back(g.buffer.slice(q * placement.chunk_numel + begin, count));
+  g.work = comm_.all_gather(shard_.slice(placement.shard_offset + begin, count), chunks, compute_);
+  works_.push_back(g.work);
+  if (timeline_)
+    timeline_->add_collective(fmt::format("all_gather block {} [{}, {})", block, begin, begin + count), g.work,
+                              {{"block", block}, {"group", false}});
+}
+
 void ParamGatherer::begin_pass(std::vector<std::vector<std::size_t>> steps, std::size_t keep_within) {
   steps_ = std::move(steps);
   keep_within_ = std::min(keep_within, steps_.size());

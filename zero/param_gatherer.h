@@ -54,9 +54,11 @@ class ParamGatherer {
   // The rank's shard of the compute-dtype parameters (in shard order) that gathers read from.
   void set_shard(BufferView shard) { shard_ = shard; }
   void begin_pass(std::vector<std::vector<std::size_t>> steps, std::size_t keep_within = 0);
-  // Launches block's gather before the pass that needs it begins (the optimizer has just updated
-  // the block's shard; the next pass's first step will find it gathered).
-  void prefetch(std::size_t block) { launch(block); }
+  // Launches the gather of elements [begin, begin + count) of every rank's chunk of block before
+  // the pass that needs it begins: the optimizer has just updated that part of the shard. A block's
+  // pieces, launched in order, make its whole gather (they complete in order on the comm stream),
+  // and the next pass's first step finds it gathered.
+  void prefetch(std::size_t block, std::size_t begin, std::size_t count);
   // Returns the gathered flat parameter (padded) of each block of step i, in the step's order.
   std::vector<BufferView> enter(std::size_t step);
   void leave(std::size_t step);

@@ -41,7 +41,7 @@ struct ChunkPiece {
 };
 std::vector<ChunkPiece> chunk_pieces(std::size_t chunk_numel, std::size_t pieces);
 
-// How many pieces the optimizer updates each block's chunk in at stages 1/2 (ShardOptimizer::update):
+// How many pieces the optimizer updates each block's chunk in at stages 1-3 (ShardOptimizer::update):
 // the blocks the forward reads first (block 0 and a block it is tied to) in pieces of at most a
 // bucket over all ranks, so that the all-gather the next forward waits for first starts after one
 // piece's update instead of after the whole block's (GPT-2's embedding: a third of the model);

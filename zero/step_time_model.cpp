@@ -227,7 +227,7 @@ StepTimePrediction predict_step_time(const StepTimeInputs& in) {
   StepTimePrediction p;
   p.compute_s = g * (in.micro_batch_compute_s + sum(in.block_recompute_s)) + in.statistics_s + in.optimizer_s;
   const std::vector<double> published =
-      published_at(in.block_optimizer_share, in.optimizer_s, in.stage < 3 ? in.block_publish_pieces : std::vector<std::size_t>{}, gather);
+      published_at(in.block_optimizer_share, in.optimizer_s, in.block_publish_pieces, gather);
   BackwardLink backward;  // the reductions; stage 3 adds its gathers
   backward.reduce_s = reduce;
   backward.ready_block = reduce_ready;
@@ -309,7 +309,7 @@ StepTimeInputs step_time_inputs(const models::Model& model, const ZeroOptions& o
   for (std::size_t b = 0; b < blocks; ++b)
     in.block_optimizer_share.push_back(static_cast<double>(plan.block(b).chunk_numel) /
                                        static_cast<double>(plan.shard_numel()));
-  if (options.stage == 1 || options.stage == 2) in.block_publish_pieces = publish_pieces(plan, model);
+  if (options.stage > 0) in.block_publish_pieces = publish_pieces(plan, model);
   for (double& w : in.block_compute_share)
     w = in.micro_batch_compute_s > 0.0 ? w / in.micro_batch_compute_s : 1.0 / static_cast<double>(blocks);
 

@@ -122,7 +122,7 @@ struct StepTimeInputs {
   // Each block's share of T_opt, blocks in forward order (the order the optimizer updates them);
   // empty: every block's new parameters go out when the whole update ends.
   std::vector<double> block_optimizer_share;
-  // How many pieces stages 1/2 update and publish each block in (empty: one each).
+  // How many pieces stages 1-3 update and publish each block in (empty: one each).
   std::vector<std::size_t> block_publish_pieces;
   std::vector<double> block_compute_share;     // w_b, blocks in forward order; they sum to 1
   std::vector<double> bucket_comm_bytes;       // s_k, launch order
