@@ -147,7 +147,10 @@ void MpiCommunicator::run(const Collective& c) {
   }
   if (c.desc.kind == CollectiveKind::all_gather) {  // one input, world_size output chunks
     as_mpi_count(c.in[0].numel, c.desc);
-    ring_all_gather(comm_.get(), c.in[0], c.out, c.in_place, options().poll_interval());  // see mpi_ring.h
+    // This rank's chunk by a copy that knows the device: with CUDA-aware MPI these are GPU buffers.
+    const BufferView& own = c.out[static_cast<std::size_t>(rank())];
+    if (!c.in_place) staging_copy(own, c.in[0]);
+    ring_all_gather(comm_.get(), own, c.out, true, options().poll_interval());  // see mpi_ring.h
     return;
   }
   for (std::size_t t = 0; t < c.in.size(); ++t)

@@ -345,7 +345,7 @@ void ZeroEngine::optimizer_step(double lr, int local_stop_signal, StepStats& sta
     const float multiplier = clip_coefficient(stats.grad_norm, options_.gradient_clipping) / static_cast<float>(scale) /
                              static_cast<float>(divisor);
     if (gatherer_) gatherer_->invalidate();  // its gathered copies are about to go stale
-    const std::vector<std::size_t> pieces = options_.stage == 0 ? std::vector<std::size_t>{} : publish_pieces(plan_, model_);
+    const std::vector<std::size_t> pieces = options_.stage == 0 ? std::vector<std::size_t>{} : publish_pieces(plan_);
     auto publish = [this](std::size_t block, std::size_t begin, std::size_t count) {
       publish_parameters(block, begin, count);
     };

@@ -83,25 +83,27 @@ std::vector<ChunkPiece> chunk_pieces(std::size_t chunk_numel, std::size_t pieces
   return out;
 }
 
-std::vector<std::size_t> publish_pieces(const PartitionPlan& plan, const models::Model& model) {
+std::vector<std::size_t> publish_pieces(const PartitionPlan& plan) {
   std::vector<std::size_t> pieces(plan.blocks().size(), 1);
   const std::size_t bucket = plan.largest_bucket_numel();
   if (bucket == 0 || pieces.empty()) return pieces;
-  std::vector<std::size_t> first{0};
-  if (const auto tied = model.block(0).tied_block()) first.push_back(*tied);
-  for (std::size_t b : first) pieces.at(b) = std::max<std::size_t>(1, (plan.block(b).padded_numel + bucket - 1) / bucket);
+  const std::size_t wanted = (plan.block(0).padded_numel + bucket - 1) / bucket;
+  // What chunk_pieces makes of that: equal pieces may need fewer (a chunk of 10 in 6 is 5 of 2).
+  pieces[0] = chunk_pieces(plan.block(0).chunk_numel, wanted).size();
   return pieces;
 }
 
 void ShardOptimizer::update(BufferView grad_shard, double lr, float multiplier, std::int64_t step,
                             const ParamsOut& params_out, const std::vector<std::size_t>& pieces,
                             const PieceUpdated& piece_updated, Stream& stream) {
+  if (!pieces.empty() && pieces.size() != plan_.blocks().size())
+    throw std::invalid_argument("shard optimizer: pieces are per block, or not given");
   OptimizerOps& ops = optimizer_ops(master_.device());
   auto segment = segments_.begin();  // in block order (owned_ranges)
   for (std::size_t block = 0; block < plan_.blocks().size(); ++block) {
     const std::size_t chunk_begin = static_cast<std::size_t>(owner_) * plan_.block(block).chunk_numel;
     for (const ChunkPiece& piece :
-         chunk_pieces(plan_.block(block).chunk_numel, pieces.empty() ? 1 : pieces.at(block))) {
+         chunk_pieces(plan_.block(block).chunk_numel, pieces.empty() ? 1 : pieces[block])) {
       // This rank's elements of the piece, in block offsets; a segment may span several pieces.
       const std::size_t lo = chunk_begin + piece.begin, hi = lo + piece.count;
       for (auto s = segment; s != segments_.end() && s->block == block; ++s) {

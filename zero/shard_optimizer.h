@@ -42,11 +42,12 @@ struct ChunkPiece {
 std::vector<ChunkPiece> chunk_pieces(std::size_t chunk_numel, std::size_t pieces);
 
 // How many pieces the optimizer updates each block's chunk in at stages 1-3 (ShardOptimizer::update):
-// the blocks the forward reads first (block 0 and a block it is tied to) in pieces of at most a
-// bucket over all ranks, so that the all-gather the next forward waits for first starts after one
-// piece's update instead of after the whole block's (GPT-2's embedding: a third of the model);
-// every other block in one, its update done while the blocks before it are still being gathered.
-std::vector<std::size_t> publish_pieces(const PartitionPlan& plan, const models::Model& model);
+// block 0, which the forward reads first (a block is only ever tied to an earlier one), in pieces
+// of at most a bucket over all ranks, so that the all-gather the next forward waits for first
+// starts after one piece's update instead of after the whole block's (GPT-2's embedding: a third
+// of the model); every other block in one, its update done while the blocks before it are still
+// being gathered.
+std::vector<std::size_t> publish_pieces(const PartitionPlan& plan);
 
 class ShardOptimizer {
  public:

@@ -170,8 +170,9 @@ void check(const StepTimeInputs& in) {
     throw std::invalid_argument("predict_step_time: backward reads are per block, or not given");
   if (!in.block_optimizer_share.empty() && in.block_optimizer_share.size() != blocks)
     throw std::invalid_argument("predict_step_time: optimizer shares are per block, or not given");
-  if (!in.block_publish_pieces.empty() && in.block_publish_pieces.size() != blocks)
-    throw std::invalid_argument("predict_step_time: publish pieces are per block, or not given");
+  if ((!in.block_publish_pieces.empty() && in.block_publish_pieces.size() != blocks) ||
+      std::find(in.block_publish_pieces.begin(), in.block_publish_pieces.end(), 0) != in.block_publish_pieces.end())
+    throw std::invalid_argument("predict_step_time: publish pieces are per block (at least one), or not given");
   for (double s : in.block_optimizer_share)
     if (!(s >= 0.0)) throw std::invalid_argument("predict_step_time: an optimizer share must not be negative");
   if (!(in.prefetch_bytes >= 0.0))
@@ -215,7 +216,11 @@ StepTimePrediction predict_step_time(const StepTimeInputs& in) {
     reduce_ready.push_back(in.rows_ready_block);
   }
   if (in.stage > 0)
-    for (double bytes : in.block_gather_bytes) gather.push_back(all_gather_seconds(bytes, n, in.link));
+    for (std::size_t b = 0; b < in.block_gather_bytes.size(); ++b) {
+      // A block published in K pieces: K all-gathers, each paying the ring's latency.
+      const double k = in.block_publish_pieces.empty() ? 1.0 : static_cast<double>(in.block_publish_pieces[b]);
+      gather.push_back(k * all_gather_seconds(in.block_gather_bytes[b] / k, n, in.link));
+    }
   const double r = sum(reduce), a = sum(gather);  // r: with the rows exchange, if any
   const double statistics = n > 1 ? 2.0 * (n - 1) * ring_link(in.link, n).latency_s : 0.0;
   const std::vector<double>& w = in.block_compute_share;
@@ -309,7 +314,7 @@ StepTimeInputs step_time_inputs(const models::Model& model, const ZeroOptions& o
   for (std::size_t b = 0; b < blocks; ++b)
     in.block_optimizer_share.push_back(static_cast<double>(plan.block(b).chunk_numel) /
                                        static_cast<double>(plan.shard_numel()));
-  if (options.stage > 0) in.block_publish_pieces = publish_pieces(plan, model);
+  if (options.stage > 0) in.block_publish_pieces = publish_pieces(plan);
   for (double& w : in.block_compute_share)
     w = in.micro_batch_compute_s > 0.0 ? w / in.micro_batch_compute_s : 1.0 / static_cast<double>(blocks);
 

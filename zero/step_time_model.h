@@ -52,7 +52,8 @@
 //   optimizer, which updates the blocks in forward order taking o_b of T_opt each (in proportion
 //   to its part of the shard), has updated it, so the first gathers run during the rest of the
 //   update; a block published in K pieces (the forward's first: publish_pieces, shard_optimizer.h)
-//   gathers piece k (1/K of its gather) once piece k is updated (1/K of its update); stage 3 the first block's so too before a step's first forward, a forward's others
+//   gathers piece k (an all-gather of 1/K of its bytes, with the ring's latency) once piece k is
+//   updated (1/K of its update); stage 3 the first block's so too before a step's first forward, a forward's others
 //   when it begins (an unlimited prefetch), and backward's as above. A block tied to an earlier
 //   one (GPT-2's LM head) finds it still gathered from its read earlier in the forward.
 //   With a secondary partition of groups of H ranks (stage 3, zero_hpz_partition_size), a block's

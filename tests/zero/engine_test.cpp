@@ -541,7 +541,7 @@ TEST_F(EngineTest, StageThreeGathersABlockOnlyForThePassesThatReadIt) {
   const auto steps = traced_steps(*world_, *model, 3, 1);
   // The prefetch for the next step comes in the optimizer's pieces (publish_pieces), one gather.
   const std::size_t pieces =
-      publish_pieces(make_partition_plan(*model, base_options(3, true), world_->world_size()), *model)[0];
+      publish_pieces(make_partition_plan(*model, base_options(3, true), world_->world_size()))[0];
   ASSERT_GT(pieces, 1u);
   for (int step = 0; step < 2; ++step) {
     std::vector<int> gathers(n, 0);
@@ -566,7 +566,7 @@ TEST_F(EngineTest, StagesOneAndTwoPublishTheEmbeddingInPiecesAndTheOtherBlocksWh
   const std::size_t n = model->num_blocks();
   for (int stage : {1, 2}) {
     const std::vector<std::size_t> pieces =
-        publish_pieces(make_partition_plan(*model, base_options(stage, true), world_->world_size()), *model);
+        publish_pieces(make_partition_plan(*model, base_options(stage, true), world_->world_size()));
     ASSERT_GT(pieces[0], 1u) << "the embedding is not larger than a bucket: nothing to cut";
     const auto steps = traced_steps(*world_, *model, stage, 1);
     for (int step = 0; step < 2; ++step) {

@@ -133,6 +133,12 @@ TEST(ShardOptimizer, AnUpdateInPiecesIsBitwiseTheWholeUpdate) {
   const auto whole = run({}), in_pieces = run(pieces);
   EXPECT_EQ(whole.first, in_pieces.first);
   EXPECT_EQ(std::memcmp(whole.second.data(), in_pieces.second.data(), whole.second.size() * sizeof(float)), 0);
+  // Pieces for some blocks only: refused before anything is updated.
+  ShardOptimizer optimizer(model, plan, 1, options, Device::cpu(), tracker);
+  EXPECT_THROW(optimizer.update(
+                   grad.view(), 1e-3, 0.7f, 1, [](std::size_t, std::size_t, std::size_t, std::size_t) -> void* { return nullptr; },
+                   {2}, {}, ctx->stream()),
+               std::invalid_argument);
 }
 
 // The forward's first block goes out in pieces of at most a bucket; the others whole.
@@ -142,7 +148,7 @@ TEST(ShardOptimizer, TheForwardsFirstBlockIsPublishedInPiecesOfABucket) {
   options.stage = 2;
   options.reduce_bucket_size = 500;
   const PartitionPlan plan = make_partition_plan(model, options, 4);
-  const std::vector<std::size_t> pieces = publish_pieces(plan, model);
+  const std::vector<std::size_t> pieces = publish_pieces(plan);
   ASSERT_EQ(pieces.size(), model.num_blocks());
   ASSERT_EQ(plan.block(0).padded_numel, (64u + 16u) * 32u);  // wte and wpe of the tiny preset
   EXPECT_EQ(pieces[0], 6u);                                  // 2560 elements in buckets of 500
@@ -154,6 +160,7 @@ TEST(ShardOptimizer, TheForwardsFirstBlockIsPublishedInPiecesOfABucket) {
   EXPECT_EQ(parts[4].begin + parts[4].count, 250u);
   EXPECT_EQ(chunk_pieces(10, 3).back().count, 2u);  // 4, 4, 2
   EXPECT_EQ(chunk_pieces(0, 3).size(), 1u);         // reported once, empty
+  EXPECT_EQ(chunk_pieces(10, 6).size(), 5u);  // equal pieces of 2: five, not six
 }
 
 }  // namespace

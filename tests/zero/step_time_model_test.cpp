@@ -199,6 +199,17 @@ TEST(StepTimeModel, AFirstBlockPublishedInPiecesStartsItsGatherAfterItsFirstPiec
   EXPECT_DOUBLE_EQ(predict_step_time(in).exposed_s, 0.5 + (1.2 + 1.0 / 3 - 1.0));
   in.block_publish_pieces = {3, 1};
   EXPECT_THROW(predict_step_time(in), std::invalid_argument);
+  in.block_publish_pieces = {0, 1, 1};
+  EXPECT_THROW(predict_step_time(in), std::invalid_argument);
+  // Each piece is an all-gather of its own, paying the ring's latency.
+  in.block_publish_pieces.clear();
+  in.link.latency_s = 0.01;
+  const double whole_comm = predict_step_time(in).comm_s;
+  in.block_publish_pieces = {3, 1, 1};
+  const double extra = 3 * all_gather_seconds(in.block_gather_bytes[0] / 3, in.world_size, in.link) -
+                       all_gather_seconds(in.block_gather_bytes[0], in.world_size, in.link);
+  EXPECT_GT(extra, 0.0);
+  EXPECT_NEAR(predict_step_time(in).comm_s - whole_comm, extra, 1e-12);
   // Stage 3: the step's first forward finds block 0 gathered at 0 instead of 0.2 s (the others are
   // issued when forward begins): it runs block 1 at 0.5 s and block 2 at 1 s, 0.2 s sooner.
   in = three_blocks(3);
@@ -451,7 +462,7 @@ TEST(StepTimeInputs, BucketsComeFromTheEnginesPartitionPlan) {
       for (std::size_t b : plan.bucket(k).blocks()) EXPECT_LE(in.bucket_ready_block[k], b);
     // Stages 1-3 publish the embedding in the engine's pieces; stage 0 publishes nothing.
     if (stage > 0) {
-      EXPECT_EQ(in.block_publish_pieces, publish_pieces(plan, model));
+      EXPECT_EQ(in.block_publish_pieces, publish_pieces(plan));
       EXPECT_GT(in.block_publish_pieces.at(0), 1u);
     } else {
       EXPECT_TRUE(in.block_publish_pieces.empty());
