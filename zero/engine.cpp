@@ -420,9 +420,8 @@ void ZeroEngine::publish_parameters(std::size_t b, std::size_t begin, std::size_
     return;
   }
   // Elements [begin, begin + count) of every rank's chunk, each rank's own part in place.
-  std::vector<BufferView> chunks;
-  for (std::size_t q = 0; q < static_cast<std::size_t>(comm_.world_size()); ++q)
-    chunks.push_back(params_[b].slice(q * placement.chunk_numel + begin, count));
+  const std::vector<BufferView> chunks =
+      chunk_parts(params_[b].view(), placement.chunk_numel, comm_.world_size(), begin, count);
   // The block's pieces complete in issue order on the comm stream: waiting for the last is enough.
   param_sync_[b] = comm_.all_gather(chunks[static_cast<std::size_t>(comm_.rank())], chunks, ctx_.stream());
   if (timeline_) {

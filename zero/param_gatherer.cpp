@@ -78,10 +78,9 @@ void ParamGatherer::prefetch(std::size_t block, std::size_t begin, std::size_t c
                                            Work()})
              .first;
   Gathered& g = it->second;
-  std::vector<BufferView> chunks;
-  for (std::size_t q = 0; q < static_cast<std::size_t>(comm_.world_size()); ++q)
-    chunks.push_back(g.buffer.slice(q * placement.chunk_numel + begin, count));
-  g.work = comm_.all_gather(shard_.slice(placement.shard_offset + begin, count), chunks, compute_);
+  g.work = comm_.all_gather(shard_.slice(placement.shard_offset + begin, count),
+                            chunk_parts(g.buffer.view(), placement.chunk_numel, comm_.world_size(), begin, count),
+                            compute_);
   works_.push_back(g.work);
   if (timeline_)
     timeline_->add_collective(fmt::format("all_gather block {} [{}, {})", block, begin, begin + count), g.work,

@@ -75,6 +75,13 @@ std::size_t PartitionPlan::bucket_buffers(std::size_t budget_numel) const {
   return std::min(std::max<std::size_t>(2, budget_numel / largest), buckets_.size());
 }
 
+std::vector<BufferView> chunk_parts(BufferView block, std::size_t chunk_numel, int ranks, std::size_t begin,
+                                    std::size_t count) {
+  std::vector<BufferView> parts;
+  for (std::size_t q = 0; q < static_cast<std::size_t>(ranks); ++q) parts.push_back(block.slice(q * chunk_numel + begin, count));
+  return parts;
+}
+
 std::size_t PartitionPlan::bucket_rank_offset(std::size_t bucket, int rank) const {
   return buckets_.at(bucket).rank_chunk_numel * static_cast<std::size_t>(rank);
 }

@@ -25,6 +25,8 @@
 #include <span>
 #include <vector>
 
+#include "core/buffer.h"
+
 namespace zt {
 
 // How a bucket's gradient reaches the ranks that update it, chosen per ZeRO stage
@@ -112,5 +114,10 @@ class PartitionPlan {
   std::size_t shard_numel_ = 0;
   std::size_t total_numel_ = 0;
 };
+
+// Elements [begin, begin + count) of every rank's chunk of a padded block buffer `block` (chunks of
+// chunk_numel, rank order): the output views of an all-gather of that part of the block.
+std::vector<BufferView> chunk_parts(BufferView block, std::size_t chunk_numel, int ranks, std::size_t begin,
+                                    std::size_t count);
 
 }  // namespace zt
