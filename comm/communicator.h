@@ -66,6 +66,8 @@ class Communicator {
   int world_size() const { return launch_.world_size; }
   int local_rank() const { return launch_.local_rank; }  // among this communicator's ranks on this host
   int local_size() const { return launch_.local_size; }
+  // Ranks per host when every host holds that many, placed host by host; else 0 (LaunchInfo).
+  int ranks_per_host_block() const { return launch_.ranks_per_host_block; }
   const std::string& name() const { return options_.name; }
   const CommOptions& options() const { return options_; }
   virtual std::string_view backend_name() const = 0;

@@ -113,7 +113,20 @@ LaunchInfo query_launch_info(MPI_Comm comm) {
   MpiComm host(host_comm);
   ZT_MPI_CHECK(MPI_Comm_rank(host.get(), &info.local_rank));
   ZT_MPI_CHECK(MPI_Comm_size(host.get(), &info.local_size));
+  int lowest = info.rank, highest = info.rank;
+  ZT_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &lowest, 1, MPI_INT, MPI_MIN, host.get()));
+  ZT_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &highest, 1, MPI_INT, MPI_MAX, host.get()));
+  // Every host must answer with the same block size; any other answer (0 included) means none.
+  int block[2] = {host_rank_block(info.local_size, lowest, highest), 0};
+  block[1] = -block[0];
+  ZT_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, block, 2, MPI_INT, MPI_MIN, comm));
+  info.ranks_per_host_block = block[0] == -block[1] ? block[0] : 0;
   return info;
+}
+
+int host_rank_block(int local_size, int lowest_rank, int highest_rank) {
+  const bool block = local_size > 0 && highest_rank - lowest_rank + 1 == local_size && lowest_rank % local_size == 0;
+  return block ? local_size : 0;
 }
 
 }  // namespace zt

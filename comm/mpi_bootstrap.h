@@ -41,7 +41,15 @@ struct LaunchInfo {
   int world_size = 1;
   int local_rank = 0;
   int local_size = 1;
+  // The ranks every host holds when all hosts hold the same number placed host by host (host h:
+  // ranks h*n .. h*n+n-1, as mpirun --map-by slot and srun's block distribution place them); 0 when
+  // the placement is any other. world_size on one host.
+  int ranks_per_host_block = 1;
 };
+
+// One host's answer to "does it hold a block of ranks": local_size when its ranks are
+// lowest..highest, consecutive and starting at a multiple of local_size; else 0.
+int host_rank_block(int local_size, int lowest_rank, int highest_rank);
 
 // Collective over comm.
 LaunchInfo query_launch_info(MPI_Comm comm);

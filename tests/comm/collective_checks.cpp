@@ -89,7 +89,8 @@ void check_reduce_scatter(Communicator& comm, const CollectiveCase& c, DType dty
   EXPECT_TRUE(same_values(read_buffer(in.view()), input)) << "the input of an out-of-place reduce_scatter changed";
 }
 
-void check_all_gather(Communicator& comm, DType dtype, bool in_place, std::size_t chunk) {
+void check_all_gather(Communicator& comm, const AllGatherUnderTest& gather, DType dtype, bool in_place,
+                      std::size_t chunk) {
   const int n = comm.world_size();
   const int r = comm.rank();
   std::vector<float> input(chunk), expected(chunk * static_cast<std::size_t>(n));
@@ -101,19 +102,20 @@ void check_all_gather(Communicator& comm, DType dtype, bool in_place, std::size_
   if (in_place) {
     std::copy(input.begin(), input.end(), initial.begin() + static_cast<std::ptrdiff_t>(r * chunk));
     Buffer out = make_buffer(comm.device(), dtype, initial);
-    comm.all_gather(out.slice(static_cast<std::size_t>(r) * chunk, chunk), out.view(), compute).wait();
+    gather.into_one_buffer(out.slice(static_cast<std::size_t>(r) * chunk, chunk), out.view(), compute).wait();
     EXPECT_TRUE(same_values(read_buffer(out.view()), expected));
     return;
   }
   Buffer in = make_buffer(comm.device(), dtype, input);
   Buffer out = make_buffer(comm.device(), dtype, initial);
-  comm.all_gather(in.view(), out.view(), compute).wait();
+  gather.into_one_buffer(in.view(), out.view(), compute).wait();
   EXPECT_TRUE(same_values(read_buffer(out.view()), expected));
 }
 
 // The chunks apart, in reverse rank order, with 3 elements between them that must stay untouched:
 // the layout of a part of every rank's chunk of a larger buffer.
-void check_all_gather_into_chunks(Communicator& comm, DType dtype, bool in_place, std::size_t chunk) {
+void check_all_gather_into_chunks(Communicator& comm, const AllGatherUnderTest& gather, DType dtype, bool in_place,
+                                  std::size_t chunk) {
   const std::size_t n = static_cast<std::size_t>(comm.world_size());
   const int r = comm.rank();
   const std::size_t stride = chunk + 3;
@@ -129,7 +131,7 @@ void check_all_gather_into_chunks(Communicator& comm, DType dtype, bool in_place
   for (std::size_t q = 0; q < n; ++q) chunks.push_back(out.slice(place(q), chunk));
   CpuStream compute(CpuStream::Mode::inline_on_caller, "compute");
   Buffer in = make_buffer(comm.device(), dtype, input);
-  comm.all_gather(in_place ? chunks[static_cast<std::size_t>(r)] : in.view(), chunks, compute).wait();
+  gather.into_chunks(in_place ? chunks[static_cast<std::size_t>(r)] : in.view(), chunks, compute).wait();
   EXPECT_TRUE(same_values(read_buffer(out.view()), expected)) << "all_gather into separate chunks";
 }
 
@@ -159,6 +161,12 @@ void check_broadcast(Communicator& comm, DType dtype, bool in_place, std::size_t
 
 }  // namespace
 
+void check_all_gather_forms(Communicator& comm, const AllGatherUnderTest& gather, DType dtype, bool in_place,
+                            std::size_t chunk) {
+  check_all_gather(comm, gather, dtype, in_place, chunk);
+  check_all_gather_into_chunks(comm, gather, dtype, in_place, chunk);
+}
+
 void check_collective(Communicator& comm, const CollectiveCase& c, DType dtype, bool in_place, std::size_t size) {
   SCOPED_TRACE(c.name() + " " + std::string(dtype_name(dtype)) + (in_place ? " in-place" : " out-of-place") +
                " size " + std::to_string(size) + " on " + comm.device().str() + " (" +
@@ -166,10 +174,15 @@ void check_collective(Communicator& comm, const CollectiveCase& c, DType dtype, 
   switch (c.kind) {
     case CollectiveKind::all_reduce: check_all_reduce(comm, c, dtype, in_place, size); break;
     case CollectiveKind::reduce_scatter: check_reduce_scatter(comm, c, dtype, in_place, size); break;
-    case CollectiveKind::all_gather:
-      check_all_gather(comm, dtype, in_place, size);
-      check_all_gather_into_chunks(comm, dtype, in_place, size);
+    case CollectiveKind::all_gather: {
+      const AllGatherUnderTest own{
+          [&](BufferView in, BufferView out, Stream& producer) { return comm.all_gather(in, out, producer); },
+          [&](BufferView in, std::span<const BufferView> chunks, Stream& producer) {
+            return comm.all_gather(in, chunks, producer);
+          }};
+      check_all_gather_forms(comm, own, dtype, in_place, size);
       break;
+    }
     case CollectiveKind::broadcast: check_broadcast(comm, dtype, in_place, size); break;
     case CollectiveKind::barrier: comm.barrier(comm.comm_stream()).wait(); break;
   }
