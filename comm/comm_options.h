@@ -50,6 +50,10 @@ struct CommSettings {
   // comm thread costs its rank's compute thread little CPU, short enough that a transfer, which
   // Open MPI progresses only inside MPI calls, is barely slowed.
   std::int64_t poll_interval_us = kDefaultPollIntervalUs;
+  // With several hosts of several ranks each, placed host by host: the engine's all-gathers cross
+  // the hosts' links once (comm/two_level_all_gather.h), moving (hosts-1)/hosts of the output over
+  // each host's link instead of a flat ring's (ranks-1)/ranks. Copies only: results are the same.
+  bool two_level_all_gather = true;
 
   std::chrono::milliseconds timeout() const { return comm_timeout_from_seconds(timeout_s); }
   std::chrono::microseconds poll_interval() const { return std::chrono::microseconds(poll_interval_us); }

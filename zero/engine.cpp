@@ -75,16 +75,24 @@ ZeroEngine::ZeroEngine(const models::Model& model, models::ComputeContext& ctx, 
   param_sync_.resize(blocks);
   choose_bucket_size_after_step_ = options.reduce_bucket_size == kAutoBucketSize && comm.world_size() > 1;
   rows_block_ = rows_exchanged_block(model, options, comm.world_size(), micro_batch, seq_len, device);
+  all_gather_ = std::make_unique<TwoLevelAllGather>(
+      comm, comm.options().two_level_all_gather && (options.stage > 0 || rows_block_) ? comm.ranks_per_host_block()
+                                                                                        : 0);
+  if (all_gather_->two_level() && comm.rank() == 0)
+    log::info("all-gathers in two levels: across {} hosts, then within each host's {} ranks "
+              "(comm.two_level_all_gather)",
+              all_gather_->hosts(), all_gather_->ranks_per_host());
   if (rows_block_)
-    rows_exchange_ = std::make_unique<LookupRowsExchange>(model, *rows_block_, plan_, micro_batch, seq_len, comm,
-                                                          ctx.stream(), device, dtype, exposed_, tracker);
+    rows_exchange_ = std::make_unique<LookupRowsExchange>(model, *rows_block_, plan_, micro_batch, seq_len,
+                                                          *all_gather_, ctx.stream(), device, dtype, exposed_, tracker);
   reducer_ = make_reducer();
   if (options.stage == 3 && options.zero_hpz_partition_size > 1) {
     const int size = options.zero_hpz_partition_size;
     if (comm.world_size() % size != 0)
       throw std::invalid_argument(fmt::format("zero_optimization.zero_hpz_partition_size {} does not divide the {} "
                                               "ranks", size, comm.world_size()));
-    hpz_group_ = comm.split(comm.rank() / size, comm.rank(), "hpz");
+    // Named per group: each communicator's ranks publish flight records under its name.
+    hpz_group_ = comm.split(comm.rank() / size, comm.rank(), fmt::format("hpz-{}", comm.rank() / size));
     if (hpz_group_->rank() == 0 && hpz_group_->local_size() < size)
       log::warn("zero_optimization.zero_hpz_partition_size {}: ranks {}-{} are not all on one host, so their "
                 "gathers within the group still cross hosts; place ranks host by host with that many per host",
@@ -92,7 +100,7 @@ ZeroEngine::ZeroEngine(const models::Model& model, models::ComputeContext& ctx, 
   }
   reserve_comm_workspace();
   if (options.stage == 3) {
-    gatherer_ = std::make_unique<ParamGatherer>(plan_, comm, hpz_group_.get(), ctx.stream(), device, dtype,
+    gatherer_ = std::make_unique<ParamGatherer>(plan_, *all_gather_, hpz_group_.get(), ctx.stream(), device, dtype,
                                                 options.stage3_prefetch_bucket_size,
                                                 options.stage3_param_persistence_threshold, exposed_, tracker);
     gatherer_->set_shard(param_shard_.view());
@@ -276,14 +284,16 @@ void ZeroEngine::forward_backward(models::Activations& acts, bool boundary) {
 }
 
 double ZeroEngine::comm_cpu_time_ms() const {
-  return comm_.cpu_time_ms() + (hpz_group_ ? hpz_group_->cpu_time_ms() : 0.0);
+  return comm_.cpu_time_ms() + (hpz_group_ ? hpz_group_->cpu_time_ms() : 0.0) + all_gather_->cpu_time_ms();
 }
 
 std::optional<ZeroEngine::CpuClocks> ZeroEngine::cpu_clocks() const {
   const std::optional<double> compute_wait = thread_run_queue_wait_ms(), comm_wait = comm_.cpu_wait_ms();
   const std::optional<double> group_wait = hpz_group_ ? hpz_group_->cpu_wait_ms() : std::optional<double>(0.0);
-  if (!compute_wait || !comm_wait || !group_wait) return std::nullopt;
-  return CpuClocks{{*compute_wait, thread_cpu_time_ms()}, {*comm_wait + *group_wait, comm_cpu_time_ms()}};
+  const std::optional<double> levels_wait = all_gather_->cpu_wait_ms();
+  if (!compute_wait || !comm_wait || !group_wait || !levels_wait) return std::nullopt;
+  return CpuClocks{{*compute_wait, thread_cpu_time_ms()},
+                   {*comm_wait + *group_wait + *levels_wait, comm_cpu_time_ms()}};
 }
 
 StepStats ZeroEngine::train_step(const LoadMicroBatch& load, double lr, int local_stop_signal) {
@@ -384,7 +394,9 @@ void ZeroEngine::reserve_comm_workspace() {
   const bool all_reduce = plan_.reduction() != GradientReduction::reduce_scatter;
   comm_.reserve_workspace(all_reduce ? CollectiveKind::all_reduce : CollectiveKind::reduce_scatter,
                           options_.comm_dtype, bucket);
-  if (options_.stage > 0) comm_.reserve_workspace(CollectiveKind::all_gather, options_.compute_dtype, block);
+  if (options_.stage > 0 && all_gather_->two_level()) all_gather_->reserve_workspace(options_.compute_dtype, block);
+  if (options_.stage > 0 && !all_gather_->two_level())
+    comm_.reserve_workspace(CollectiveKind::all_gather, options_.compute_dtype, block);
   if (hpz_group_) hpz_group_->reserve_workspace(CollectiveKind::all_gather, options_.compute_dtype, block);
 }
 
@@ -422,15 +434,18 @@ void ZeroEngine::publish_parameters(std::size_t b, std::size_t begin, std::size_
   // Elements [begin, begin + count) of every rank's chunk, each rank's own part in place.
   const std::vector<BufferView> chunks =
       chunk_parts(params_[b].view(), placement.chunk_numel, comm_.world_size(), begin, count);
-  // The block's pieces complete in issue order on the comm stream: waiting for the last is enough.
-  param_sync_[b] = comm_.all_gather(chunks[static_cast<std::size_t>(comm_.rank())], chunks, ctx_.stream());
-  if (timeline_) {
-    const bool whole = count == placement.chunk_numel;
-    timeline_->add_collective(fmt::format("all_gather params {}{}", model_.block(b).name(),
-                                          whole ? "" : fmt::format(" [{}, {})", begin, begin + count)),
-                              param_sync_[b], {{"block", b}});
+  // The block's pieces complete in issue order: waiting for the last is enough.
+  const TwoLevelAllGather::Issued issued =
+      all_gather_->all_gather(chunks[static_cast<std::size_t>(comm_.rank())], chunks, ctx_.stream());
+  param_sync_[b] = issued.done;
+  const bool whole = count == placement.chunk_numel;
+  for (const auto& [label, work] : issued.parts) {
+    if (timeline_)
+      timeline_->add_collective(fmt::format("all_gather params {}{}{}", model_.block(b).name(),
+                                            whole ? "" : fmt::format(" [{}, {})", begin, begin + count), label),
+                                work, {{"block", b}});
+    other_works_.push_back(work);
   }
-  other_works_.push_back(param_sync_[b]);
 }
 
 void ZeroEngine::sync_parameters() {

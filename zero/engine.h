@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "comm/communicator.h"
+#include "comm/two_level_all_gather.h"
 #include "core/cpu_contention.h"
 #include "models/activations.h"
 #include "models/model.h"
@@ -169,6 +170,9 @@ class ZeroEngine {
   ShardOptimizer optimizer_;
   ExposedTime exposed_;
   StepStatistics statistics_;
+  // Every all-gather over all ranks (parameters, lookup rows), in two levels across hosts where the
+  // placement allows (comm.two_level_all_gather); declared before what issues through it.
+  std::unique_ptr<TwoLevelAllGather> all_gather_;
   std::vector<Work> param_sync_;       // stages 1/2: each block's pending all-gather
   std::unique_ptr<GradientReducer> reducer_;
   // The tied embedding whose lookup gradient goes out as rows (zero/lookup_rows.h), if any.

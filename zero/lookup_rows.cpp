@@ -70,18 +70,19 @@ std::optional<std::size_t> rows_exchanged_block(const models::Model& model, cons
 }
 
 LookupRowsExchange::LookupRowsExchange(const models::Model& model, std::size_t block, const PartitionPlan& plan,
-                                       int B, int T, Communicator& comm, Stream& compute, Device device, DType dtype,
+                                       int B, int T, TwoLevelAllGather& gather, Stream& compute, Device device, DType dtype,
                                        ExposedTime& exposed, MemoryTracker& tracker)
     : plan_(plan),
       block_(block),
       rows_(*model.block(block).lookup_rows()),
       T_(T),
       positions_(static_cast<std::size_t>(B) * T),
-      comm_(comm),
+      gather_(gather),
       compute_(compute),
       exposed_(exposed),
-      tokens_(device, DType::i32, comm.world_size() * positions_, MemCategory::buckets, tracker),
-      gradients_(device, dtype, comm.world_size() * positions_ * rows_.width, MemCategory::buckets, tracker),
+      tokens_(device, DType::i32, gather.communicator().world_size() * positions_, MemCategory::buckets, tracker),
+      gradients_(device, dtype, gather.communicator().world_size() * positions_ * rows_.width, MemCategory::buckets,
+                 tracker),
       row_(rows_.width) {
   if (!device.is_cpu()) throw std::invalid_argument("lookup rows: the exchange's rows are added on the host");
 }
@@ -94,12 +95,16 @@ LookupRowsExchange::~LookupRowsExchange() {
 void LookupRowsExchange::launch(BufferView tokens, BufferView d_output) {
   if (tokens.numel != positions_ || d_output.numel != positions_ * rows_.width)
     throw std::invalid_argument("lookup rows: tokens and output gradient must be one micro batch's");
-  tokens_work_ = comm_.all_gather(tokens, tokens_.view(), compute_);
-  gradients_work_ = comm_.all_gather(d_output, gradients_.view(), compute_);
-  for (const auto& [name, work] : {std::pair{"all_gather lookup tokens", tokens_work_},
-                                   std::pair{"all_gather lookup rows", gradients_work_}}) {
-    works_.push_back(work);
-    if (timeline_) timeline_->add_collective(name, work, {{"block", block_}});
+  const TwoLevelAllGather::Issued tokens_issued = gather_.all_gather(tokens, tokens_.view(), compute_);
+  const TwoLevelAllGather::Issued gradients_issued = gather_.all_gather(d_output, gradients_.view(), compute_);
+  tokens_work_ = tokens_issued.done;
+  gradients_work_ = gradients_issued.done;
+  for (const auto& [name, issued] : {std::pair{"all_gather lookup tokens", &tokens_issued},
+                                     std::pair{"all_gather lookup rows", &gradients_issued}}) {
+    for (const auto& [label, work] : issued->parts) {
+      works_.push_back(work);
+      if (timeline_) timeline_->add_collective(std::string(name) + std::string(label), work, {{"block", block_}});
+    }
   }
 }
 

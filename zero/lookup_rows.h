@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "comm/communicator.h"
+#include "comm/two_level_all_gather.h"
 #include "core/buffer.h"
 #include "models/model.h"
 #include "zero/engine_options.h"
@@ -54,10 +55,10 @@ std::size_t lookup_rows_buffer_bytes(const models::Model& model, std::size_t blo
 
 class LookupRowsExchange {
  public:
-  // Exchanges block `block`'s lookup gradient for micro batches of B x T; waits of the compute
-  // stream are measured into exposed.
+  // Exchanges block `block`'s lookup gradient for micro batches of B x T over gather's ranks;
+  // waits of the compute stream are measured into exposed.
   LookupRowsExchange(const models::Model& model, std::size_t block, const PartitionPlan& plan, int B, int T,
-                     Communicator& comm, Stream& compute, Device device, DType dtype, ExposedTime& exposed,
+                     TwoLevelAllGather& gather, Stream& compute, Device device, DType dtype, ExposedTime& exposed,
                      MemoryTracker& tracker);
   // Gathers still in flight write into buffers about to be freed: waits for them.
   ~LookupRowsExchange();
@@ -78,7 +79,7 @@ class LookupRowsExchange {
   models::LookupRows rows_;
   int T_;
   std::size_t positions_;  // B·T per rank
-  Communicator& comm_;
+  TwoLevelAllGather& gather_;
   Stream& compute_;
   ExposedTime& exposed_;
   Buffer tokens_, gradients_;  // every rank's, rank-major

@@ -16,11 +16,11 @@ std::size_t group_slice_numel(const PartitionPlan& plan, std::size_t block, std:
   return placement.padded_numel / static_cast<std::size_t>(group_size);
 }
 
-ParamGatherer::ParamGatherer(const PartitionPlan& plan, Communicator& comm, Communicator* group, Stream& compute,
+ParamGatherer::ParamGatherer(const PartitionPlan& plan, TwoLevelAllGather& gather, Communicator* group, Stream& compute,
                              Device device, DType dtype, std::size_t prefetch_numel, std::size_t persistence_threshold,
                              ExposedTime& exposed, MemoryTracker& tracker)
     : plan_(plan),
-      comm_(comm),
+      gather_(gather),
       compute_(compute),
       device_(device),
       dtype_(dtype),
@@ -58,14 +58,24 @@ void ParamGatherer::launch(std::size_t block) {
   if (g.from_group) {
     const BufferView slice = group_slices_.slice(group_offsets_[block], slice_numel(block));
     g.work = group_->all_gather(slice, g.buffer.view(), compute_);
+    works_.push_back(g.work);
+    if (timeline_)
+      timeline_->add_collective(fmt::format("all_gather block {} in group", block), g.work,
+                                {{"block", block}, {"group", true}});
   } else {
-    g.work = comm_.all_gather(shard_.slice(placement.shard_offset, placement.chunk_numel), g.buffer.view(), compute_);
+    g.work = note(gather_.all_gather(shard_.slice(placement.shard_offset, placement.chunk_numel), g.buffer.view(),
+                                     compute_),
+                  fmt::format("all_gather block {}", block), block);
   }
-  works_.push_back(g.work);
-  if (timeline_)
-    timeline_->add_collective(fmt::format("all_gather block {}{}", block, g.from_group ? " in group" : ""), g.work,
-                              {{"block", block}, {"group", g.from_group}});
   gathered_.emplace(block, std::move(g));
+}
+
+Work ParamGatherer::note(const TwoLevelAllGather::Issued& issued, const std::string& name, std::size_t block) {
+  for (const auto& [label, work] : issued.parts) {
+    works_.push_back(work);
+    if (timeline_) timeline_->add_collective(name + std::string(label), work, {{"block", block}, {"group", false}});
+  }
+  return issued.done;
 }
 
 void ParamGatherer::prefetch(std::size_t block, std::size_t begin, std::size_t count) {
@@ -78,13 +88,10 @@ void ParamGatherer::prefetch(std::size_t block, std::size_t begin, std::size_t c
                                            Work()})
              .first;
   Gathered& g = it->second;
-  g.work = comm_.all_gather(shard_.slice(placement.shard_offset + begin, count),
-                            chunk_parts(g.buffer.view(), placement.chunk_numel, comm_.world_size(), begin, count),
-                            compute_);
-  works_.push_back(g.work);
-  if (timeline_)
-    timeline_->add_collective(fmt::format("all_gather block {} [{}, {})", block, begin, begin + count), g.work,
-                              {{"block", block}, {"group", false}});
+  const int ranks = gather_.communicator().world_size();
+  g.work = note(gather_.all_gather(shard_.slice(placement.shard_offset + begin, count),
+                                   chunk_parts(g.buffer.view(), placement.chunk_numel, ranks, begin, count), compute_),
+                fmt::format("all_gather block {} [{}, {})", block, begin, begin + count), block);
 }
 
 void ParamGatherer::begin_pass(std::vector<std::vector<std::size_t>> steps, std::size_t keep_within) {

@@ -26,9 +26,11 @@
 
 #include <cstddef>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "comm/communicator.h"
+#include "comm/two_level_all_gather.h"
 #include "core/buffer.h"
 #include "zero/exposed_time.h"
 #include "zero/partition.h"
@@ -43,9 +45,10 @@ std::size_t group_slice_numel(const PartitionPlan& plan, std::size_t block, std:
 
 class ParamGatherer {
  public:
-  // Waits of the compute stream for gathers are measured into exposed. group (nullable: no
-  // secondary partition) holds consecutive ranks of comm; the slices it keeps count as params.
-  ParamGatherer(const PartitionPlan& plan, Communicator& comm, Communicator* group, Stream& compute, Device device,
+  // Gathers over all ranks go through gather (its communicator's ranks: the shards' owners). Waits
+  // of the compute stream for gathers are measured into exposed. group (nullable: no secondary
+  // partition) holds consecutive ranks of that communicator; the slices it keeps count as params.
+  ParamGatherer(const PartitionPlan& plan, TwoLevelAllGather& gather, Communicator* group, Stream& compute, Device device,
                 DType dtype, std::size_t prefetch_numel, std::size_t persistence_threshold, ExposedTime& exposed,
                 MemoryTracker& tracker);
   // Gathers still in flight write into buffers about to be freed: waits for them.
@@ -92,7 +95,10 @@ class ParamGatherer {
   void keep_group_slice(std::size_t block, const Gathered& gathered);
 
   const PartitionPlan& plan_;
-  Communicator& comm_;
+  TwoLevelAllGather& gather_;
+  // Records the collectives of an all-gather over all ranks (works_, the timeline) and returns the
+  // one that completes it.
+  Work note(const TwoLevelAllGather::Issued& issued, const std::string& name, std::size_t block);
   Stream& compute_;
   Device device_;
   DType dtype_;

@@ -196,7 +196,16 @@ double reduce_scatter_seconds(double bytes, int world_size, const LinkModel& lin
 }
 
 double all_gather_seconds(double bytes, int world_size, const LinkModel& link) {
-  return ring_seconds(bytes, world_size, link, 1);
+  const int per_host = link.ranks_per_host;
+  if (!link.two_level_all_gather || per_host <= 1 || per_host >= world_size || world_size % per_host != 0)
+    return ring_seconds(bytes, world_size, link, 1);
+  const double hosts = static_cast<double>(world_size / per_host);
+  const double intra_beta = link.intra_bytes_per_s > 0.0 ? link.intra_bytes_per_s : link.bytes_per_s;
+  // Across hosts: H-1 steps, each moving one chunk of each of the host's L ranks over its link.
+  const double across = (hosts - 1.0) * (link.latency_s + per_host * bytes / world_size / link.bytes_per_s);
+  // Within each host: H rings of L ranks, L-1 steps of one chunk each.
+  const double within = hosts * (per_host - 1) * (link.intra_latency_s + bytes / world_size / intra_beta);
+  return across + within;
 }
 
 StepTimePrediction predict_step_time(const StepTimeInputs& in) {

@@ -82,9 +82,10 @@
 // its whole backward ends, ZeRO-3's persistent small blocks, its prefetch budget in forward, and
 // the blocks before the last that stay gathered from forward into backward where the budget
 // reaches (only the last is taken to stay), padding beyond what the partition plan holds,
-// hierarchical (tree or two-level) collectives, and contention between several rings on one
-// host's link: with ranks placed host by host a flat ring crosses each host's link once per
-// direction (LinkModel::ranks_per_host).
+// tree reductions, and contention between several rings on one host's link: with ranks placed
+// host by host a flat ring crosses each host's link once per direction (LinkModel::ranks_per_host).
+// The two-level all-gather is modelled (LinkModel::two_level_all_gather), the link within a host
+// taken to be apart from the hosts' links.
 // A prediction is a floor to hold a measurement against, not a promise.
 #pragma once
 
@@ -107,6 +108,10 @@ struct LinkModel {
   int ranks_per_host = 1;
   double intra_latency_s = 0.0;
   double intra_bytes_per_s = 0.0;
+  // All-gathers in two levels (comm/two_level_all_gather.h) where 1 < ranks_per_host < world and
+  // it divides the world: H-1 steps across hosts, each host's link carrying its L ranks' chunks,
+  // then H all-gathers of L ranks within each host.
+  bool two_level_all_gather = false;
 };
 
 double all_reduce_seconds(double bytes, int world_size, const LinkModel& link);

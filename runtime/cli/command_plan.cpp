@@ -126,7 +126,8 @@ std::string format_predictions(const PredictOptions& given, const Config& config
                        .bytes_per_s = given.link_gbps ? *given.link_gbps * 1e9 / 8.0 : 0.0,
                        .ranks_per_host = given.ranks_per_host,
                        .intra_latency_s = given.intra_latency_us.value_or(0.0) * 1e-6,
-                       .intra_bytes_per_s = given.intra_gbps ? *given.intra_gbps * 1e9 / 8.0 : 0.0};
+                       .intra_bytes_per_s = given.intra_gbps ? *given.intra_gbps * 1e9 / 8.0 : 0.0,
+                       .two_level_all_gather = config.comm.two_level_all_gather};
 
   std::string out = fmt::format(
       "Predicted step time of {} on {} rank(s), micro batch {} x {}, {} micro batch(es) per step\n", model.name(),
@@ -143,12 +144,14 @@ std::string format_predictions(const PredictOptions& given, const Config& config
     out += "  link: none needed on one rank\n";
   if (given.ranks_per_host > 1) {
     const int hosts = (world + given.ranks_per_host - 1) / given.ranks_per_host;
-    out += fmt::format("  hosts: {} rank(s) per host, {} host(s); between ranks of a host {}, latency {:.1f} us{}\n",
+    const bool two_level = config.comm.two_level_all_gather && hosts > 1 && world % given.ranks_per_host == 0;
+    out += fmt::format("  hosts: {} rank(s) per host, {} host(s); between ranks of a host {}, latency {:.1f} us{}{}\n",
                        given.ranks_per_host, hosts,
                        given.intra_gbps ? fmt::format("{:.3f} Gbit/s", *given.intra_gbps)
                                         : std::string("as between hosts (--link-gbps)"),
                        given.intra_latency_us.value_or(0.0),
-                       hosts > 1 ? "; rings cross hosts and step at the slower link" : "; every ring stays on the host");
+                       hosts > 1 ? "; rings cross hosts and step at the slower link" : "; every ring stays on the host",
+                       two_level ? "; all-gathers in two levels (comm.two_level_all_gather)" : "");
   }
   out += fmt::format("  communication {}, parameters {}, reduce_bucket_size {} elements\n\n",
                      dtype_name(zero.comm_dtype), dtype_name(zero.compute_dtype), zero.reduce_bucket_size);

@@ -507,6 +507,13 @@ std::vector<ConfigKey> make_keys() {
               "between tests). Longer sleeps slow transfers, which MPI progresses only while it is called. The comm "
               "thread's CPU "
               "time per step is `comm_cpu_ms` in `metrics.jsonl`."));
+  add(boolean("comm.two_level_all_gather", field(&Config::comm, &CommConfig::two_level_all_gather),
+              comm.two_level_all_gather,
+              "When every host holds the same number of ranks (more than one, on more than one host), placed host "
+              "by host: the parameters' all-gathers first exchange between hosts the chunks of the ranks with the "
+              "same place on their host, then within each host, so that each host's link carries (hosts - 1) / "
+              "hosts of the gathered bytes instead of a flat ring's (ranks - 1) / ranks. Copies only: the results "
+              "are the same either way. `false`: one flat ring."));
 
   // emulation
   add(number("emulation.tflops", field(&Config::emulation, &EmulationConfig::tflops), 0.0, between(0, 1e6),

@@ -2,7 +2,9 @@
 # A real multi-node training job: 2 simulated hosts (network namespaces joined by a rate-limited
 # link) x 2 ranks each, started through launch/multinode.sh with a hostfile naming those hosts,
 # over TCP only. It must train and checkpoint exactly like the same 4-rank job on one host: the
-# same loss at every step and the same checkpoints. Exit 77 (CTest skip) without namespaces.
+# same loss at every step and the same checkpoints, at stage 2 and at stage 3. On the 2 hosts the
+# all-gathers run in two levels (comm.two_level_all_gather), on one host in one flat ring.
+# Exit 77 (CTest skip) without namespaces.
 # usage: netns_training_test.sh ZEROTRAIN_BIN REPO
 source "$(dirname "$0")/lib.sh"
 BIN=$1 REPO=$2
@@ -22,6 +24,7 @@ out=$(cd "$TMP" && ZT_BIN="$BIN" "$H" with-hosts 2 1gbit --slots 2 -- \
   "$REPO/launch/multinode.sh" --hostfile @hostfile --ppn 2 -- "${job[@]}" --set "logging.run_dir=$TMP/two-hosts" 2>&1) || rc=$?
 [[ $rc -eq 0 ]] || fail "2 hosts x 2 ranks exited $rc:"$'\n'"$out"
 assert_contains "$out" "on 4 rank(s)"
+assert_contains "$out" "all-gathers in two levels: across 2 hosts, then within each host's 2 ranks"
 
 rc=0
 out=$(cd "$TMP" && ZT_BIN="$BIN" "$REPO/launch/zt-run" -n 4 -- "${job[@]}" --set "logging.run_dir=$TMP/one-host" 2>&1) || rc=$?
@@ -47,3 +50,19 @@ for step in 00000004 00000008; do
   done
 done
 pass "both runs wrote identical checkpoints at steps 4 and 8"
+
+# Stage 3 gathers every block in forward and backward (the first block in the optimizer's pieces),
+# in two levels across the hosts: again the same losses as one host, where the ring is flat.
+stage3=("${job[@]}" --set zero_optimization.stage=3 --set checkpoint.interval=0 --set zero_optimization.reduce_bucket_size=4000)
+rc=0
+out=$(cd "$TMP" && ZT_BIN="$BIN" "$H" with-hosts 2 1gbit --slots 2 -- \
+  "$REPO/launch/multinode.sh" --hostfile @hostfile --ppn 2 -- "${stage3[@]}" --set "logging.run_dir=$TMP/two-hosts-3" 2>&1) || rc=$?
+[[ $rc -eq 0 ]] || fail "stage 3 on 2 hosts x 2 ranks exited $rc:"$'\n'"$out"
+assert_contains "$out" "all-gathers in two levels"
+rc=0
+out=$(cd "$TMP" && ZT_BIN="$BIN" "$REPO/launch/zt-run" -n 4 -- "${stage3[@]}" --set "logging.run_dir=$TMP/one-host-3" 2>&1) || rc=$?
+[[ $rc -eq 0 ]] || fail "stage 3 on 1 host x 4 ranks exited $rc:"$'\n'"$out"
+two=$(losses "$TMP/two-hosts-3") one=$(losses "$TMP/one-host-3")
+[[ $(wc -l <<<"$two") -eq 8 ]] || fail "expected 8 steps of metrics from the stage-3 2-host run, got:"$'\n'"$two"
+assert_eq "$two" "$one" "stage-3 losses of the 2-host run vs the 1-host run"
+pass "stage 3: 2 hosts x 2 ranks trained exactly like 1 host x 4 ranks: $(tr '\n' ' ' <<<"$two")"

@@ -30,6 +30,7 @@ float grad_value(int rank, std::size_t block, std::size_t i) {
 class ReducerGathererTest : public testing::Test {
  protected:
   void SetUp() override { world_ = make_communicator(CommOptions{}, Device::cpu()); }
+  void check_gatherer_hands_out_whole_blocks(int ranks_per_host);
   std::unique_ptr<Communicator> world_;
   CpuStream compute_{CpuStream::Mode::inline_on_caller, "compute"};
 };
@@ -160,7 +161,8 @@ TEST_F(ReducerGathererTest, ReducerNeedsTwoBuffers) {
   EXPECT_THROW(reduce_once(plan, *world_, compute_, true, exposed, 1), std::invalid_argument);
 }
 
-TEST_F(ReducerGathererTest, GathererHandsOutWholeBlocksWithinThePrefetchBudget) {
+// ranks_per_host: as TwoLevelAllGather takes it (0: one flat ring).
+void ReducerGathererTest::check_gatherer_hands_out_whole_blocks(int ranks_per_host) {
   const int n = world_->world_size();
   const std::vector<std::size_t> numels = {40, 300, 3, 120, 80};
   PartitionPlan plan(numels, n, 1000);
@@ -177,7 +179,8 @@ TEST_F(ReducerGathererTest, GathererHandsOutWholeBlocksWithinThePrefetchBudget) 
   }
   ExposedTime exposed;
   const std::size_t prefetch = 150, persistent = 5;
-  ParamGatherer gatherer(plan, *world_, nullptr, compute_, Device::cpu(), DType::f32, prefetch, persistent, exposed,
+  TwoLevelAllGather all_gather(*world_, ranks_per_host);
+  ParamGatherer gatherer(plan, all_gather, nullptr, compute_, Device::cpu(), DType::f32, prefetch, persistent, exposed,
                          tracker);
   gatherer.set_shard(shard.view());
   std::vector<std::vector<std::size_t>> steps;
@@ -206,6 +209,16 @@ TEST_F(ReducerGathererTest, GathererHandsOutWholeBlocksWithinThePrefetchBudget) 
 
 // GPT-2's shape in small: block 3 (the head) reads block 0 (the embedding) again at the forward's
 // end, then backward runs blocks 3, 2, 1 (block 0's backward reads nothing).
+TEST_F(ReducerGathererTest, GathererHandsOutWholeBlocksWithinThePrefetchBudget) {
+  check_gatherer_hands_out_whole_blocks(0);
+}
+
+// The same gathers in two levels, as on hosts of 2 ranks each (all ranks run on this one host).
+TEST_F(ReducerGathererTest, GathererHandsOutWholeBlocksGatheredInTwoLevels) {
+  if (world_->world_size() % 2 != 0 || world_->world_size() < 4) GTEST_SKIP() << "needs several hosts of 2 ranks";
+  check_gatherer_hands_out_whole_blocks(2);
+}
+
 TEST_F(ReducerGathererTest, GathererKeepsWhatItWouldGatherAgainSoon) {
   const int n = world_->world_size();
   const std::vector<std::size_t> numels = {300, 40, 40, 20};
@@ -227,7 +240,8 @@ TEST_F(ReducerGathererTest, GathererKeepsWhatItWouldGatherAgainSoon) {
   for (const Case c : {Case{50, 0, 7}, Case{50, 4, 6}, Case{110, 4, 4}}) {
     SCOPED_TRACE(::testing::Message() << "prefetch " << c.prefetch << ", keep_within " << c.keep_within);
     ExposedTime exposed;
-    ParamGatherer gatherer(plan, *world_, nullptr, compute_, Device::cpu(), DType::f32, c.prefetch, 0, exposed,
+    TwoLevelAllGather flat(*world_, 0);
+    ParamGatherer gatherer(plan, flat, nullptr, compute_, Device::cpu(), DType::f32, c.prefetch, 0, exposed,
                            tracker);
     gatherer.set_shard(shard.view());
     gatherer.begin_pass(steps, c.keep_within);

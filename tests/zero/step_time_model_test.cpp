@@ -54,6 +54,29 @@ TEST(CollectiveTime, RanksPerHostPickTheLinkEachRingStepsAt) {
   EXPECT_DOUBLE_EQ(all_reduce_seconds(1e6, 2, unspecified), 2 * 0.0001 + 1.0);
 }
 
+// All-gathers in two levels: H-1 steps across hosts, each host's link carrying one chunk of each of
+// its L ranks, then H rings of L ranks within the host; everything else stays a flat ring.
+TEST(CollectiveTime, TwoLevelAllGathersCrossEachHostsLinkOnce) {
+  LinkModel hosts{.latency_s = 0.001, .bytes_per_s = 1e6, .ranks_per_host = 2, .intra_latency_s = 0.0001,
+                  .intra_bytes_per_s = 1e7, .two_level_all_gather = true};
+  // 2 hosts x 2: across 1·(α + 2·(1e6/4) / 1e6) = α + 0.5 s; within 2·1·(α_intra + (1e6/4) / 1e7).
+  EXPECT_DOUBLE_EQ(all_gather_seconds(1e6, 4, hosts), 0.001 + 0.5 + 2 * (0.0001 + 0.025));
+  // 4 hosts x 2 (N = 8): across 3·(α + 2·(1e6/8) / 1e6); within 4·1·(α_intra + (1e6/8) / 1e7).
+  EXPECT_DOUBLE_EQ(all_gather_seconds(1e6, 8, hosts), 3 * (0.001 + 0.25) + 4 * (0.0001 + 0.0125));
+  // 2 hosts x 4 (N = 8): across 1·(α + 4·(1e6/8) / 1e6); within 2·3·(α_intra + (1e6/8) / 1e7).
+  hosts.ranks_per_host = 4;
+  EXPECT_DOUBLE_EQ(all_gather_seconds(1e6, 8, hosts), 0.001 + 0.5 + 6 * (0.0001 + 0.0125));
+  // One host, one rank per host, or hosts that do not tile the ranks: the flat ring.
+  LinkModel flat = hosts;
+  flat.two_level_all_gather = false;
+  for (int n : {4, 6}) EXPECT_DOUBLE_EQ(all_gather_seconds(1e6, n, hosts), all_gather_seconds(1e6, n, flat)) << n;
+  hosts.ranks_per_host = flat.ranks_per_host = 1;
+  EXPECT_DOUBLE_EQ(all_gather_seconds(1e6, 8, hosts), all_gather_seconds(1e6, 8, flat));
+  // Reductions never take two levels (their sums would be added in another order).
+  hosts.ranks_per_host = flat.ranks_per_host = 2;
+  EXPECT_DOUBLE_EQ(reduce_scatter_seconds(1e6, 4, hosts), reduce_scatter_seconds(1e6, 4, flat));
+}
+
 // Three blocks of equal compute, one bucket each (bucket k complete when block 2 - k finishes
 // backward), 1000 bytes per bucket and per gathered block, 2 ranks, 1000 B/s, no latency,
 // T_micro = 3 s: forward 1 s (1/3 s a block), backward 2 s (2/3 s a block).
