@@ -32,12 +32,15 @@ TwoLevelAllGather::Issued TwoLevelAllGather::all_gather(BufferView in, std::span
   // Step 1: chunk h*L + l from the rank of local index l on host h (this rank's own included).
   std::vector<BufferView> same_local_index;
   for (std::size_t h = 0; h < hosts; ++h) same_local_index.push_back(chunks[h * per_host + local]);
-  // Ordered as the communicator's own all-gather would be: after the collectives already issued on
-  // it (stage 3's backward gathers queue behind the reductions that free the bucket buffers
-  // backward waits for, rather than taking link bandwidth from them).
+  // Ordered on the hosts' links as the communicator's own all-gather would be: after the
+  // collectives already issued on it, and before those issued later. Run beside them, stage 3's
+  // backward gathers took bandwidth from the reductions that free the bucket buffers backward waits
+  // for. The exchange within the host uses no host link: it may overlap the next ones.
   across_hosts_->comm_stream().wait(comm_.comm_stream().record());
   Issued issued;
-  issued.parts.emplace_back(" across hosts", across_hosts_->all_gather(in, same_local_index, producer));
+  const Work across = across_hosts_->all_gather(in, same_local_index, producer);
+  comm_.comm_stream().wait(across.event());
+  issued.parts.emplace_back(" across hosts", across);
   // Step 2: host h's chunks, this rank's part being the one step 1 wrote; after step 1.
   for (std::size_t h = 0; h < hosts; ++h) {
     const std::span<const BufferView> host_chunks = chunks.subspan(h * per_host, per_host);

@@ -8,8 +8,9 @@
 //  2. within each host: for every host h, the L ranks exchange the chunks of host h's ranks that
 //     step 1 gave them (H all-gathers of L ranks over the link within the host, which is faster).
 // Both steps copy, so the result is bitwise the flat ring's, and every chunk lands directly in the
-// caller's view. Step 1 starts after the collectives issued before it on the communicator, as the
-// communicator's own all-gather would. Where the layout gives nothing to gain (one host, one rank per host, ranks not
+// caller's view. Step 1 runs after the collectives issued before it on the communicator and before
+// those issued after it, as the communicator's own all-gather would; step 2 may overlap the later
+// ones (it uses the links within the host). Where the layout gives nothing to gain (one host, one rank per host, ranks not
 // placed host by host) it is the communicator's own all-gather.
 #pragma once
 

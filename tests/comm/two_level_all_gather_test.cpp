@@ -108,6 +108,29 @@ TEST(TwoLevelAllGather, StartsAfterTheCollectivesIssuedBeforeOnTheCommunicator) 
   EXPECT_TRUE(earlier.is_completed());
 }
 
+// ...and holds back the collectives issued after it until its exchange across hosts is done.
+TEST(TwoLevelAllGather, HoldsBackTheCollectivesIssuedAfterItOnTheCommunicator) {
+  MpiCommunicator comm(MPI_COMM_WORLD, test_device(false), test_options());
+  const std::vector<int> layouts = two_level_layouts(comm.world_size());
+  if (layouts.empty()) GTEST_SKIP() << comm.world_size() << " ranks cannot be split into several hosts of several";
+  TwoLevelAllGather gather(comm, layouts.front());
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  CpuStream gate(CpuStream::Mode::worker_thread, "gate");
+  gate.enqueue([released] { released.wait(); });
+  const auto n = static_cast<std::size_t>(comm.world_size()), r = static_cast<std::size_t>(comm.rank());
+  Buffer out = make_buffer(comm.device(), DType::f32, std::vector<float>(n, 0.0f));
+  const auto issued = gather.all_gather(out.slice(r, 1), out.view(), gate);  // its input written on gate
+  CpuStream compute(CpuStream::Mode::inline_on_caller, "compute");
+  Work later = comm.barrier(compute);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_FALSE(later.is_completed()) << "a later collective ran before the all-gather's exchange across hosts";
+  release.set_value();
+  later.wait();
+  EXPECT_TRUE(issued.parts.front().second.is_completed());
+  issued.done.wait();
+}
+
 TEST(TwoLevelAllGather, OneHostOrOneRankPerHostIsTheFlatRing) {
   MpiCommunicator comm(MPI_COMM_WORLD, test_device(false), test_options());
   const auto n = static_cast<std::size_t>(comm.world_size()), r = static_cast<std::size_t>(comm.rank());
