@@ -83,6 +83,13 @@ testing::AssertionResult same_values(const std::vector<float>& actual, const std
   return testing::AssertionFailure() << wrong << " of " << actual.size() << " elements wrong:" << detail;
 }
 
+CommOptions mpi_test_options() {
+  CommOptions options;
+  options.backend = CommBackend::mpi;
+  options.timeout_s = 60;
+  return options;
+}
+
 Device test_device(bool gpu) {
   if (!gpu) return Device::cpu();
   // One GPU per local rank where there are enough, otherwise all ranks share GPU 0 (staged MPI).

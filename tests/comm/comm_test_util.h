@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "comm/comm_options.h"
 #include "core/buffer.h"
 #include "tests/support/gpu_skip.h"
 
@@ -35,6 +36,9 @@ float gather_input(int rank, std::size_t j, DType dtype);
 
 // Number of elements where actual differs from expected, with the first few described in detail.
 testing::AssertionResult same_values(const std::vector<float>& actual, const std::vector<float>& expected);
+
+// The MPI backend with a 60 s timeout: a hang ends the test binary well before CTest's limit.
+CommOptions mpi_test_options();
 
 // The device of a parameterised test; GPU cases skip (visibly) without a GPU.
 Device test_device(bool gpu);

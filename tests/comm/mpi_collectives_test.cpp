@@ -12,13 +12,6 @@
 namespace zt::test {
 namespace {
 
-CommOptions test_options() {
-  CommOptions options;
-  options.backend = CommBackend::mpi;
-  options.timeout_s = 60;  // a hang ends the test binary well before CTest's limit
-  return options;
-}
-
 using Param = std::tuple<CollectiveCase, DType, bool, bool>;  // case, dtype, in place, GPU buffers
 
 class MpiCollectives : public testing::TestWithParam<Param> {};
@@ -26,7 +19,7 @@ class MpiCollectives : public testing::TestWithParam<Param> {};
 TEST_P(MpiCollectives, ExactOnEveryRankForEverySize) {
   auto [c, dtype, in_place, gpu] = GetParam();
   ZT_SKIP_WITHOUT_GPU(gpu);
-  MpiCommunicator comm(MPI_COMM_WORLD, test_device(gpu), test_options());
+  MpiCommunicator comm(MPI_COMM_WORLD, test_device(gpu), mpi_test_options());
   for (std::size_t size : test_sizes()) check_collective(comm, c, dtype, in_place, size);
 }
 
@@ -42,7 +35,7 @@ class MpiCollectivesLongPoll : public testing::TestWithParam<Param> {};
 
 TEST_P(MpiCollectivesLongPoll, ExactOnEveryRankForEverySize) {
   auto [c, dtype, in_place, gpu] = GetParam();
-  CommOptions options = test_options();
+  CommOptions options = mpi_test_options();
   options.poll_interval_us = 1000;
   MpiCommunicator comm(MPI_COMM_WORLD, test_device(gpu), options);
   for (std::size_t size : test_sizes()) check_collective(comm, c, dtype, in_place, size);

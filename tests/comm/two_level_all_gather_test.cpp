@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <future>
+#include <memory>
 #include <thread>
 #include <tuple>
 
@@ -16,13 +17,6 @@
 
 namespace zt::test {
 namespace {
-
-CommOptions test_options() {
-  CommOptions options;
-  options.backend = CommBackend::mpi;
-  options.timeout_s = 60;  // a hang ends the test binary well before CTest's limit
-  return options;
-}
 
 AllGatherUnderTest under_test(TwoLevelAllGather& gather) {
   return {[&](BufferView in, BufferView out, Stream& producer) { return gather.all_gather(in, out, producer).done; },
@@ -45,7 +39,7 @@ class TwoLevelAllGatherTest : public testing::TestWithParam<Param> {};
 
 TEST_P(TwoLevelAllGatherTest, EqualsTheFlatRingForEverySizeAndLayout) {
   auto [dtype, in_place] = GetParam();
-  MpiCommunicator comm(MPI_COMM_WORLD, test_device(false), test_options());
+  MpiCommunicator comm(MPI_COMM_WORLD, test_device(false), mpi_test_options());
   const std::vector<int> layouts = two_level_layouts(comm.world_size());
   if (layouts.empty()) GTEST_SKIP() << comm.world_size() << " ranks cannot be split into several hosts of several";
   for (int per_host : layouts) {
@@ -65,7 +59,7 @@ INSTANTIATE_TEST_SUITE_P(Cpu, TwoLevelAllGatherTest,
                          });
 
 TEST(TwoLevelAllGather, IssuesOneAcrossHostsThenOneWithinTheHostPerHost) {
-  MpiCommunicator comm(MPI_COMM_WORLD, test_device(false), test_options());
+  MpiCommunicator comm(MPI_COMM_WORLD, test_device(false), mpi_test_options());
   const std::vector<int> layouts = two_level_layouts(comm.world_size());
   if (layouts.empty()) GTEST_SKIP() << comm.world_size() << " ranks cannot be split into several hosts of several";
   TwoLevelAllGather gather(comm, layouts.front());
@@ -83,56 +77,72 @@ TEST(TwoLevelAllGather, IssuesOneAcrossHostsThenOneWithinTheHostPerHost) {
   EXPECT_EQ(issued.parts.front().second.description().count, 4u * static_cast<std::size_t>(gather.hosts()));
 }
 
+// A worker stream whose work waits until release(): a producer whose progress the test controls.
+class HeldStream {
+ public:
+  HeldStream() {
+    stream_.enqueue([released = released_] { released.wait(); });
+  }
+  ~HeldStream() { release(); }
+  Stream& stream() { return stream_; }
+  void release() {
+    if (!released_once_) release_.set_value();
+    released_once_ = true;
+  }
+
+ private:
+  std::promise<void> release_;
+  std::shared_future<void> released_ = release_.get_future().share();
+  bool released_once_ = false;
+  CpuStream stream_{CpuStream::Mode::worker_thread, "held"};  // last: stops (waits) before the promise goes
+};
+
+// The two levels on the first layout that takes them, and one gathered element per rank.
+class TwoLevelOrder : public testing::Test {
+ protected:
+  void SetUp() override {
+    const std::vector<int> layouts = two_level_layouts(comm_.world_size());
+    if (layouts.empty()) GTEST_SKIP() << comm_.world_size() << " ranks cannot be split into several hosts of several";
+    gather_ = std::make_unique<TwoLevelAllGather>(comm_, layouts.front());
+  }
+  TwoLevelAllGather::Issued gather_one(Stream& producer) {
+    return gather_->all_gather(out_.slice(static_cast<std::size_t>(comm_.rank()), 1), out_.view(), producer);
+  }
+  MpiCommunicator comm_{MPI_COMM_WORLD, test_device(false), mpi_test_options()};
+  std::unique_ptr<TwoLevelAllGather> gather_;
+  Buffer out_ = make_buffer(Device::cpu(), DType::f32, std::vector<float>(static_cast<std::size_t>(world_size())));
+  CpuStream compute_{CpuStream::Mode::inline_on_caller, "compute"};
+};
+
 // A collective issued before on the communicator holds the two levels back, as it would hold back
-// the communicator's own all-gather: here a barrier whose producer stream is blocked until
-// released.
-TEST(TwoLevelAllGather, StartsAfterTheCollectivesIssuedBeforeOnTheCommunicator) {
-  MpiCommunicator comm(MPI_COMM_WORLD, test_device(false), test_options());
-  const std::vector<int> layouts = two_level_layouts(comm.world_size());
-  if (layouts.empty()) GTEST_SKIP() << comm.world_size() << " ranks cannot be split into several hosts of several";
-  TwoLevelAllGather gather(comm, layouts.front());
-  std::promise<void> release;
-  std::shared_future<void> released = release.get_future().share();
-  CpuStream gate(CpuStream::Mode::worker_thread, "gate");
-  gate.enqueue([released] { released.wait(); });
-  Work earlier = comm.barrier(gate);
-  const auto n = static_cast<std::size_t>(comm.world_size()), r = static_cast<std::size_t>(comm.rank());
-  Buffer out = make_buffer(comm.device(), DType::f32, std::vector<float>(n, 0.0f));
-  CpuStream compute(CpuStream::Mode::inline_on_caller, "compute");
-  const auto issued = gather.all_gather(out.slice(r, 1), out.view(), compute);
+// the communicator's own all-gather: here a barrier whose producer is held.
+TEST_F(TwoLevelOrder, StartsAfterTheCollectivesIssuedBeforeOnTheCommunicator) {
+  HeldStream held;
+  Work earlier = comm_.barrier(held.stream());
+  const auto issued = gather_one(compute_);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   EXPECT_FALSE(earlier.is_completed());
   for (const auto& [label, work] : issued.parts) EXPECT_FALSE(work.is_completed()) << label << " ran before";
-  release.set_value();
+  held.release();
   issued.done.wait();
   EXPECT_TRUE(earlier.is_completed());
 }
 
 // ...and holds back the collectives issued after it until its exchange across hosts is done.
-TEST(TwoLevelAllGather, HoldsBackTheCollectivesIssuedAfterItOnTheCommunicator) {
-  MpiCommunicator comm(MPI_COMM_WORLD, test_device(false), test_options());
-  const std::vector<int> layouts = two_level_layouts(comm.world_size());
-  if (layouts.empty()) GTEST_SKIP() << comm.world_size() << " ranks cannot be split into several hosts of several";
-  TwoLevelAllGather gather(comm, layouts.front());
-  std::promise<void> release;
-  std::shared_future<void> released = release.get_future().share();
-  CpuStream gate(CpuStream::Mode::worker_thread, "gate");
-  gate.enqueue([released] { released.wait(); });
-  const auto n = static_cast<std::size_t>(comm.world_size()), r = static_cast<std::size_t>(comm.rank());
-  Buffer out = make_buffer(comm.device(), DType::f32, std::vector<float>(n, 0.0f));
-  const auto issued = gather.all_gather(out.slice(r, 1), out.view(), gate);  // its input written on gate
-  CpuStream compute(CpuStream::Mode::inline_on_caller, "compute");
-  Work later = comm.barrier(compute);
+TEST_F(TwoLevelOrder, HoldsBackTheCollectivesIssuedAfterItOnTheCommunicator) {
+  HeldStream held;
+  const auto issued = gather_one(held.stream());  // its input written on the held stream
+  Work later = comm_.barrier(compute_);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   EXPECT_FALSE(later.is_completed()) << "a later collective ran before the all-gather's exchange across hosts";
-  release.set_value();
+  held.release();
   later.wait();
   EXPECT_TRUE(issued.parts.front().second.is_completed());
   issued.done.wait();
 }
 
 TEST(TwoLevelAllGather, OneHostOrOneRankPerHostIsTheFlatRing) {
-  MpiCommunicator comm(MPI_COMM_WORLD, test_device(false), test_options());
+  MpiCommunicator comm(MPI_COMM_WORLD, test_device(false), mpi_test_options());
   const auto n = static_cast<std::size_t>(comm.world_size()), r = static_cast<std::size_t>(comm.rank());
   for (int per_host : {0, 1, comm.world_size()}) {
     TwoLevelAllGather gather(comm, per_host);
@@ -150,7 +160,7 @@ TEST(TwoLevelAllGather, OneHostOrOneRankPerHostIsTheFlatRing) {
 }
 
 TEST(TwoLevelAllGather, RanksPerHostThatDoNotDivideTheWorldAreRefused) {
-  MpiCommunicator comm(MPI_COMM_WORLD, test_device(false), test_options());
+  MpiCommunicator comm(MPI_COMM_WORLD, test_device(false), mpi_test_options());
   if (comm.world_size() < 3) GTEST_SKIP() << "every count below 2 ranks divides the world";
   int per_host = 2;
   while (comm.world_size() % per_host == 0) ++per_host;
@@ -159,7 +169,7 @@ TEST(TwoLevelAllGather, RanksPerHostThatDoNotDivideTheWorldAreRefused) {
 }
 
 TEST(LaunchInfo, RanksOnOneHostAreOneBlockOfTheWholeWorld) {
-  MpiCommunicator comm(MPI_COMM_WORLD, test_device(false), test_options());
+  MpiCommunicator comm(MPI_COMM_WORLD, test_device(false), mpi_test_options());
   EXPECT_EQ(comm.local_size(), comm.world_size()) << "the test runs every rank on one host";
   EXPECT_EQ(comm.ranks_per_host_block(), comm.world_size());
 }
