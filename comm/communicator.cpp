@@ -129,6 +129,16 @@ Work Communicator::all_gather(BufferView in, BufferView out, Stream& producer) {
 }
 
 Work Communicator::all_gather(BufferView in, std::span<const BufferView> chunks, Stream& producer) {
+  const bool in_place = check_all_gather(in, chunks);
+  const std::size_t n = chunks.size();
+  Collective c{{CollectiveKind::all_gather, ReduceOp::sum, in.dtype, in.numel * n},
+               {in},
+               {chunks.begin(), chunks.end()},
+               in_place};
+  return number_and_launch(std::move(c), producer);
+}
+
+bool Communicator::check_all_gather(BufferView in, std::span<const BufferView> chunks) const {
   constexpr auto kind = CollectiveKind::all_gather;
   check_view(in, "input", kind);
   const std::size_t n = static_cast<std::size_t>(world_size());
@@ -150,8 +160,7 @@ Work Communicator::all_gather(BufferView in, std::span<const BufferView> chunks,
     for (const BufferView& chunk : chunks)
       if (views_overlap(in, chunk))
         throw std::invalid_argument("all_gather: input overlaps the output without being this rank's chunk of it");
-  Collective c{{kind, ReduceOp::sum, in.dtype, in.numel * n}, {in}, {chunks.begin(), chunks.end()}, in_place};
-  return number_and_launch(std::move(c), producer);
+  return in_place;
 }
 
 Work Communicator::broadcast(BufferView in, BufferView out, int root, Stream& producer) {

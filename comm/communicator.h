@@ -104,6 +104,9 @@ class Communicator {
   Work reduce_scatter(BufferView in, BufferView out, ReduceOp op, Stream& producer);
   Work all_gather(BufferView in, BufferView out, Stream& producer);
   Work all_gather(BufferView in, std::span<const BufferView> chunks, Stream& producer);
+  // The chunk form's argument checks (std::invalid_argument on a mistake), for algorithms built on
+  // several collectives that must refuse before issuing any; true when in is chunks[rank()].
+  bool check_all_gather(BufferView in, std::span<const BufferView> chunks) const;
   Work broadcast(BufferView in, BufferView out, int root, Stream& producer);
   Work broadcast(BufferView data, int root, Stream& producer) { return broadcast(data, data, root, producer); }
   Work barrier(Stream& producer);

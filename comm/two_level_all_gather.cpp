@@ -24,8 +24,7 @@ TwoLevelAllGather::Issued TwoLevelAllGather::all_gather(BufferView in, std::span
     Work work = comm_.all_gather(in, chunks, producer);
     return {work, {{"", work}}};
   }
-  if (chunks.size() != static_cast<std::size_t>(comm_.world_size()))
-    throw std::invalid_argument(fmt::format("all_gather into {} chunks on {} ranks", chunks.size(), comm_.world_size()));
+  comm_.check_all_gather(in, chunks);  // all of it, before any level is issued
   const std::size_t hosts = static_cast<std::size_t>(this->hosts());
   const std::size_t per_host = static_cast<std::size_t>(ranks_per_host());
   const std::size_t local = static_cast<std::size_t>(within_host_->rank());

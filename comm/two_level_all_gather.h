@@ -10,14 +10,19 @@
 // Both steps copy, so the result is bitwise the flat ring's, and every chunk lands directly in the
 // caller's view. Step 1 runs after the collectives issued before it on the communicator and before
 // those issued after it, as the communicator's own all-gather would; step 2 may overlap the later
-// ones (it uses the links within the host). Where the layout gives nothing to gain (one host, one rank per host, ranks not
-// placed host by host) it is the communicator's own all-gather.
+// ones (it uses the links within the host). As with any collective, the chunks belong to the
+// all-gather until `done` completed: a second all-gather into them must be issued after that (step
+// 1 of the next could otherwise overwrite what step 2 of this one still sends). On NCCL, step 2
+// runs on its own communicator beside the world's reductions, as a secondary partition's gathers
+// do. Where the layout gives nothing to gain (one host, one rank per host, ranks not placed host
+// by host) it is the communicator's own all-gather.
 #pragma once
 
 #include <memory>
 #include <optional>
 #include <span>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "comm/communicator.h"
@@ -37,7 +42,8 @@ class TwoLevelAllGather {
     Work done;
     std::vector<std::pair<std::string_view, Work>> parts;
   };
-  // Communicator::all_gather's semantics (the chunk form and the one-buffer form).
+  // Communicator::all_gather's semantics and argument checks, all made before anything is issued
+  // (the chunk form and the one-buffer form).
   Issued all_gather(BufferView in, std::span<const BufferView> chunks, Stream& producer);
   Issued all_gather(BufferView in, BufferView out, Stream& producer);
 

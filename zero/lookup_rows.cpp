@@ -70,8 +70,8 @@ std::optional<std::size_t> rows_exchanged_block(const models::Model& model, cons
 }
 
 LookupRowsExchange::LookupRowsExchange(const models::Model& model, std::size_t block, const PartitionPlan& plan,
-                                       int B, int T, TwoLevelAllGather& gather, Stream& compute, Device device, DType dtype,
-                                       ExposedTime& exposed, MemoryTracker& tracker)
+                                       int B, int T, TwoLevelAllGather& gather, Stream& compute, Device device,
+                                       DType dtype, ExposedTime& exposed, MemoryTracker& tracker)
     : plan_(plan),
       block_(block),
       rows_(*model.block(block).lookup_rows()),

@@ -48,9 +48,9 @@ class ParamGatherer {
   // Gathers over all ranks go through gather (its communicator's ranks: the shards' owners). Waits
   // of the compute stream for gathers are measured into exposed. group (nullable: no secondary
   // partition) holds consecutive ranks of that communicator; the slices it keeps count as params.
-  ParamGatherer(const PartitionPlan& plan, TwoLevelAllGather& gather, Communicator* group, Stream& compute, Device device,
-                DType dtype, std::size_t prefetch_numel, std::size_t persistence_threshold, ExposedTime& exposed,
-                MemoryTracker& tracker);
+  ParamGatherer(const PartitionPlan& plan, TwoLevelAllGather& gather, Communicator* group, Stream& compute,
+                Device device, DType dtype, std::size_t prefetch_numel, std::size_t persistence_threshold,
+                ExposedTime& exposed, MemoryTracker& tracker);
   // Gathers still in flight write into buffers about to be freed: waits for them.
   ~ParamGatherer();
 
@@ -94,11 +94,12 @@ class ParamGatherer {
   // After a gather from every rank: keeps this rank's group slice of the block (compute stream).
   void keep_group_slice(std::size_t block, const Gathered& gathered);
 
-  const PartitionPlan& plan_;
-  TwoLevelAllGather& gather_;
   // Records the collectives of an all-gather over all ranks (works_, the timeline) and returns the
   // one that completes it.
   Work note(const TwoLevelAllGather::Issued& issued, const std::string& name, std::size_t block);
+
+  const PartitionPlan& plan_;
+  TwoLevelAllGather& gather_;
   Stream& compute_;
   Device device_;
   DType dtype_;

@@ -84,8 +84,9 @@
 // reaches (only the last is taken to stay), padding beyond what the partition plan holds,
 // tree reductions, and contention between several rings on one host's link: with ranks placed
 // host by host a flat ring crosses each host's link once per direction (LinkModel::ranks_per_host).
-// The two-level all-gather is modelled (LinkModel::two_level_all_gather), the link within a host
-// taken to be apart from the hosts' links.
+// The two-level all-gather is modelled (LinkModel::two_level_all_gather) as one collective on the
+// link, its step within the host included, where the code lets that step overlap the next
+// reductions (it uses the link within the host).
 // A prediction is a floor to hold a measurement against, not a promise.
 #pragma once
 

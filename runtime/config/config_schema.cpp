@@ -510,8 +510,9 @@ std::vector<ConfigKey> make_keys() {
   add(boolean("comm.two_level_all_gather", field(&Config::comm, &CommConfig::two_level_all_gather),
               comm.two_level_all_gather,
               "When every host holds the same number of ranks (more than one, on more than one host), placed host "
-              "by host: the parameters' all-gathers first exchange between hosts the chunks of the ranks with the "
-              "same place on their host, then within each host, so that each host's link carries (hosts - 1) / "
+              "by host: the parameters' and the lookup rows' all-gathers first exchange between hosts the chunks of "
+              "the ranks with the same place on their host, then within each host, so that each host's link "
+              "carries (hosts - 1) / "
               "hosts of the gathered bytes instead of a flat ring's (ranks - 1) / ranks. Copies only: the results "
               "are the same either way. `false`: one flat ring."));
 

@@ -141,6 +141,22 @@ TEST_F(TwoLevelOrder, HoldsBackTheCollectivesIssuedAfterItOnTheCommunicator) {
   issued.done.wait();
 }
 
+// Chunks that overlap across the levels' groups (the first and the last rank's) are refused before
+// any level is issued: the next all-gather then finds every rank's levels in step.
+TEST_F(TwoLevelOrder, RefusesBadChunksBeforeIssuingAnyLevel) {
+  const auto n = static_cast<std::size_t>(comm_.world_size()), r = static_cast<std::size_t>(comm_.rank());
+  std::vector<BufferView> chunks;
+  for (std::size_t q = 0; q < n; ++q) chunks.push_back(out_.slice(q, 1));
+  chunks.back() = chunks.front();
+  EXPECT_THROW(gather_->all_gather(out_.slice(r, 1), chunks, compute_), std::invalid_argument);
+  chunks.back() = out_.slice(n - 1, 1);
+  chunks.front() = out_.slice(0, 0);  // a size other than the input's
+  EXPECT_THROW(gather_->all_gather(out_.slice(r, 1), chunks, compute_), std::invalid_argument);
+  const auto issued = gather_one(compute_);
+  issued.done.wait();
+  EXPECT_TRUE(same_values(read_buffer(out_.view()), std::vector<float>(n, 0.0f)));
+}
+
 TEST(TwoLevelAllGather, OneHostOrOneRankPerHostIsTheFlatRing) {
   MpiCommunicator comm(MPI_COMM_WORLD, test_device(false), mpi_test_options());
   const auto n = static_cast<std::size_t>(comm.world_size()), r = static_cast<std::size_t>(comm.rank());
