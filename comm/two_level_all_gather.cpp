@@ -64,7 +64,7 @@ TwoLevelAllGather::Issued TwoLevelAllGather::all_gather(BufferView in, BufferVie
 }
 
 void TwoLevelAllGather::reserve_workspace(DType dtype, std::size_t numel) {
-  if (!two_level()) return;
+  if (!two_level()) return comm_.reserve_workspace(CollectiveKind::all_gather, dtype, numel);
   const auto per_rank = numel / static_cast<std::size_t>(comm_.world_size());
   across_hosts_->reserve_workspace(CollectiveKind::all_gather, dtype, per_rank * static_cast<std::size_t>(hosts()));
   within_host_->reserve_workspace(CollectiveKind::all_gather, dtype,

@@ -51,8 +51,8 @@ class TwoLevelAllGather {
   bool two_level() const { return across_hosts_ != nullptr; }
   int hosts() const { return two_level() ? across_hosts_->world_size() : 1; }
   int ranks_per_host() const { return two_level() ? within_host_->world_size() : comm_.world_size(); }
-  // Sizes the levels' workspaces for all-gathers of up to `numel` output elements
-  // (Communicator::reserve_workspace); the flat ring's are the communicator's own.
+  // Sizes the workspaces for all-gathers of up to `numel` output elements
+  // (Communicator::reserve_workspace): the levels', or the communicator's for a flat ring.
   void reserve_workspace(DType dtype, std::size_t numel);
   // CPU time of the levels' comm threads and their wait for a CPU (Communicator::cpu_time_ms,
   // cpu_wait_ms), 0 for a flat ring: the communicator's own threads are not counted.

@@ -394,9 +394,7 @@ void ZeroEngine::reserve_comm_workspace() {
   const bool all_reduce = plan_.reduction() != GradientReduction::reduce_scatter;
   comm_.reserve_workspace(all_reduce ? CollectiveKind::all_reduce : CollectiveKind::reduce_scatter,
                           options_.comm_dtype, bucket);
-  if (options_.stage > 0 && all_gather_->two_level()) all_gather_->reserve_workspace(options_.compute_dtype, block);
-  if (options_.stage > 0 && !all_gather_->two_level())
-    comm_.reserve_workspace(CollectiveKind::all_gather, options_.compute_dtype, block);
+  if (options_.stage > 0) all_gather_->reserve_workspace(options_.compute_dtype, block);
   if (hpz_group_) hpz_group_->reserve_workspace(CollectiveKind::all_gather, options_.compute_dtype, block);
 }
 
