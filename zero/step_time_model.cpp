@@ -86,6 +86,7 @@ struct BackwardLink {
   std::vector<double> gather_s;      // per block; empty or 0: none (its parameters are there already)
   std::vector<double> gather_bytes;  // per block, what the prefetch budget counts
   double prefetch_bytes = 0.0;       // gathered ahead of the block in use (infinity: all at once)
+  std::vector<std::size_t> held;     // blocks still gathered from forward: they take the budget until used
   std::vector<double> reduce_s;      // per reduction, in the order built by predict_step_time
   std::vector<std::size_t> ready_block;
   std::vector<std::size_t> first_block;  // per buffered reduction: the block whose end takes its buffer
@@ -93,6 +94,24 @@ struct BackwardLink {
   std::size_t buffers = 0;           // bucket buffers (0: as many as needed)
   bool gathers_on_own_link = false;  // a secondary partition's group
 };
+
+// The blocks that stay gathered from the end of forward into backward (ParamGatherer holds a block
+// that a step within the prefetch budget reads again): the last forward runs, and before it, in
+// backward's order, those whose bytes with the later ones' stay within the budget (a block whose
+// backward reads no parameters is passed over). Backward reads them without a gather, and they take
+// the budget until it does.
+std::vector<std::size_t> held_from_forward(const std::vector<double>& gather_bytes, const std::vector<bool>& reads,
+                                           double prefetch_bytes) {
+  std::vector<std::size_t> held;
+  double bytes = 0.0;
+  for (std::size_t b = gather_bytes.size(); b-- > 0;) {
+    if (!held.empty() && !reads.empty() && !reads[b]) continue;
+    if (!held.empty() && bytes + gather_bytes[b] > prefetch_bytes) break;
+    held.push_back(b);
+    bytes += gather_bytes[b];
+  }
+  return held;
+}
 
 // E_b: how much later than the sum of `block_s` (each block's backward, its recompute included)
 // backward's work ends. Blocks run from last to first. Entering a block issues its gather and,
@@ -112,6 +131,7 @@ double backward_exposed(const std::vector<double>& block_s, const BackwardLink& 
   std::vector<double> reduced(in.reduce_s.size(), 0.0);  // when each reduction ends (0: not yet issued)
   std::vector<std::size_t> acquired;                     // buffered reductions, in the order they took a buffer
   auto issue_gather = [&](std::size_t b) { gathered[b] = gathers = std::max(gathers, t) + gather_of(b); };
+  for (std::size_t b : in.held) gathered[b] = 0.0;
   for (std::size_t step = 0; step < blocks; ++step) {
     const std::size_t b = order[step];
     const bool gathers_own = gather_of(b) > 0.0;
@@ -270,13 +290,15 @@ StepTimePrediction predict_step_time(const StepTimeInputs& in) {
     // The step's first forward gathers each block from the shards; later forwards regather.
     const std::vector<double>& first_forward_gather = gather;
     const std::vector<double>& forward_gather = regather;
-    // Backward gathers the blocks whose backward reads their parameters; the last block (and the
-    // block tied to it) stays gathered from the end of forward into the start of backward, which
-    // runs it first (ParamGatherer keeps what the next step needs).
+    // Backward gathers the blocks whose backward reads their parameters, but not those still
+    // gathered from the end of forward: the last block (and the block tied to it), which backward
+    // runs first, and the blocks before it within the prefetch budget.
     std::vector<double> backward_gather = regather;
     for (std::size_t b = 0; b < in.block_backward_reads_params.size(); ++b)
       if (!in.block_backward_reads_params[b]) backward_gather[b] = 0.0;
-    backward_gather.back() = 0.0;
+    const std::vector<std::size_t> held =
+        held_from_forward(in.block_gather_bytes, in.block_backward_reads_params, in.prefetch_bytes);
+    for (std::size_t b : held) backward_gather[b] = 0.0;
     p.comm_s = reductions * r + sum(first_forward_gather) + (g - 1) * sum(forward_gather) +
                g * sum(backward_gather) + statistics;
     // The first forward of a step finds its first block's gather issued as soon as the optimizer
@@ -291,6 +313,7 @@ StepTimePrediction predict_step_time(const StepTimeInputs& in) {
     backward.gather_s = backward_gather;
     backward.gather_bytes = in.block_gather_bytes;
     backward.prefetch_bytes = in.prefetch_bytes;
+    backward.held = held;
     backward.gathers_on_own_link = grouped;
     p.exposed_s = g * backward_exposed(backward_s, backward) + forwards_exposed + statistics;
     backward.reduce_s.clear();  // without overlap: after backward, which then has its gathers alone

@@ -26,9 +26,11 @@
 //                                        where the rate leaves memory out)
 //   T_comm    = M·R + σ                stage 0
 //             = M·R + A + σ            stages 1, 2 (parameters all-gathered after the update)
-//             = M·R + G·(2A − a_L − Σ_{b: backward reads no parameters} a_b) + σ   stage 3
-//                                        (all-gathered in every forward and backward, but the last
-//                                        block L stays gathered from forward into backward)
+//             = M·R + G·(2A − Σ_{b held} a_b − Σ_{b: backward reads no parameters} a_b) + σ   stage 3
+//                                        (all-gathered in every forward and backward, but the
+//                                        blocks held stay gathered from forward into backward: the
+//                                        last block L, and before it, in backward's order, those
+//                                        whose bytes with the later ones' fit the prefetch budget)
 //
 // Exposed communication with overlap (the compute stream's waits), replayed on one link that runs
 // collectives in the order they are issued, each as soon as it is issued and the link is free:
@@ -37,7 +39,8 @@
 //     activation checkpointing, else 0; R_c = Σ r_b is added to T_micro in T_compute). Stage 3
 //     issues a block's gather when backward reaches the block or, within the prefetch budget
 //     (stage3_prefetch_bucket_size; at least the next block), when it reaches an earlier-running
-//     one, so the gathers interleave with the reductions on the link as the engine's do. Bucket k
+//     one, so the gathers interleave with the reductions on the link as the engine's do; the
+//     blocks held from forward take that budget until backward reaches them. Bucket k
 //     takes a bucket buffer when its first block finishes (the reducer takes its buffers in turn),
 //     once the reduction that held that buffer before has ended: until then backward waits; it
 //     is issued when block b_k finishes (buckets run in the order they are issued). A tied embedding
@@ -79,9 +82,9 @@
 //
 // What it ignores, on purpose: memory-bound work other than AdamW (not in the FLOPs), the CPU
 // that communication takes from compute on the same cores, a block's gradient being ready before
-// its whole backward ends, ZeRO-3's persistent small blocks, its prefetch budget in forward, and
-// the blocks before the last that stay gathered from forward into backward where the budget
-// reaches (only the last is taken to stay), padding beyond what the partition plan holds,
+// its whole backward ends, ZeRO-3's persistent small blocks, its prefetch budget in forward (and
+// the gathers for backward it issues during forward's last blocks, beyond those held),
+// padding beyond what the partition plan holds,
 // tree reductions, and contention between several rings on one host's link: with ranks placed
 // host by host a flat ring crosses each host's link once per direction (LinkModel::ranks_per_host).
 // The two-level all-gather is modelled (LinkModel::two_level_all_gather) as one collective on the

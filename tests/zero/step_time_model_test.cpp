@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 
@@ -274,25 +275,50 @@ TEST(StepTimeModel, StageTwoReducesEveryMicroBatchStageOneOnce) {
 TEST(StepTimeModel, StageThreeGathersInEveryForwardAndBackward) {
   StepTimeInputs in = three_blocks(3);
   in.micro_batches = 2;
+  in.prefetch_bytes = 1000.0;  // one block: only the last stays gathered from forward
   const StepTimePrediction p = predict_step_time(in);
   EXPECT_DOUBLE_EQ(p.compute_s, 6.0);
   // Per micro batch: reductions 1.5 s, forward gathers 1.5 s, backward gathers 1 s (block 2 is
   // still there from forward).
   EXPECT_DOUBLE_EQ(p.comm_s, 2 * 1.5 + 2 * (1.5 + 1.0));
-  // Forward as at stage 2 (5/6). Backward: block 2 runs 0-2/3 s; the gathers of blocks 1 and 0 end
-  // at 0.5 and 1 s, so blocks 1 and 0 run 2/3-4/3 and 4/3-2 s; the reductions queue behind the
-  // gathers (link free at 1 s) and end at 1.5, 2 and 2.5 s: 0.5 s after backward's 2 s.
-  EXPECT_DOUBLE_EQ(p.exposed_s, 2 * (5.0 / 6 + 0.5));
-  EXPECT_DOUBLE_EQ(p.step_s, 6.0 + 8.0 / 3);
+  // Forward as at stage 2 (5/6). Backward as in AStageThreeBackwardGathersWithinItsPrefetchBudget-
+  // BehindTheReductions: 5/6 s late.
+  EXPECT_DOUBLE_EQ(p.exposed_s, 2 * (5.0 / 6 + 5.0 / 6));
+  EXPECT_DOUBLE_EQ(p.step_s, 6.0 + 10.0 / 3);
   // overlap_comm false: per micro batch the reductions (1.5 s) after backward, whose gathers alone
-  // (ending at 0.5 and 1 s) keep ahead of blocks 1 and 0; the forwards wait 5/6 s as above.
+  // (ending at 0.5 and 7/6 s) keep ahead of blocks 1 and 0; the forwards wait 5/6 s as above.
   EXPECT_DOUBLE_EQ(p.step_without_overlap_s, 6.0 + 2 * 1.5 + 2 * 5.0 / 6);
+}
+
+TEST(StepTimeModel, AStageThreeBackwardReadsTheBlocksHeldFromForwardWithoutGathers) {
+  StepTimeInputs in = three_blocks(3);
+  // A budget of two blocks: blocks 2 and 1 stay gathered from forward and take it until backward
+  // reads them. Entering block 2 issues block 0's gather (0-1/2 s: the held block 1 and it fill the
+  // budget); the reductions end at 7/6, 11/6 and 5/2 s: 1/2 s after backward's 2 s.
+  in.prefetch_bytes = 2000.0;
+  const StepTimePrediction two = predict_step_time(in);
+  EXPECT_DOUBLE_EQ(two.comm_s, 1.5 + 1.5 + 0.5);
+  EXPECT_DOUBLE_EQ(two.exposed_s, 5.0 / 6 + 0.5);
+  // Two and a half blocks: no more is held (block 0 would exceed it), the same schedule.
+  in.prefetch_bytes = 2500.0;
+  EXPECT_DOUBLE_EQ(predict_step_time(in).exposed_s, two.exposed_s);
+  // Unlimited: every block stays gathered, backward gathers nothing.
+  in.prefetch_bytes = std::numeric_limits<double>::infinity();
+  const StepTimePrediction all = predict_step_time(in);
+  EXPECT_DOUBLE_EQ(all.comm_s, 1.5 + 1.5);
+  EXPECT_DOUBLE_EQ(all.exposed_s, 5.0 / 6 + 0.5);
+  // A block whose backward reads nothing is passed over: with blocks 2 and 1 held and block 0
+  // reading nothing, nothing is gathered in backward with a budget of two blocks either.
+  in.prefetch_bytes = 2000.0;
+  in.block_backward_reads_params = {false, true, true};
+  EXPECT_DOUBLE_EQ(predict_step_time(in).comm_s, 1.5 + 1.5);
 }
 
 TEST(StepTimeModel, StageThreeSkipsBackwardsThatReadNoParameters) {
   // Block 0's backward reads nothing (GPT-2's embedding).
   StepTimeInputs in = three_blocks(3);
   in.block_backward_reads_params = {false, true, true};
+  in.prefetch_bytes = 1000.0;  // only the last block stays gathered from forward
   const StepTimePrediction p = predict_step_time(in);
   // Reductions 1.5 s; forward gathers 0.5 s a block; backward gathers block 1 only (block 2 stays
   // from forward; block 0's backward needs nothing).
@@ -348,12 +374,14 @@ TEST(StepTimeModel, AStageThreeBackwardGathersWithinItsPrefetchBudgetBehindTheRe
 // 4000 B/s (1/2 · 1000 / 4000 = 1/8 s).
 TEST(StepTimeModel, AStageThreeSecondaryPartitionRegathersWithinTheHostOnItsOwnLink) {
   StepTimeInputs in = three_blocks(3);
+  in.prefetch_bytes = 1000.0;  // only the last block stays gathered from forward
   in.world_size = 4;
   in.link = {.latency_s = 0.0, .bytes_per_s = 1000.0, .ranks_per_host = 2, .intra_bytes_per_s = 4000.0};
   const StepTimePrediction plain = predict_step_time(in);
   // Forward: gathers end at 0.75, 1.5, 2.25 s; blocks run 0.75-13/12, 1.5-11/6, 2.25-31/12: 19/12 s
-  // late. Backward: blocks 1 and 0 wait for their gathers (0.75, 1.5 s) and end at 17/12 and 13/6 s;
-  // the reductions queue behind the gathers and end at 2.25, 3 and 3.75 s: 1.75 s after 2 s.
+  // late. Backward: block 1's gather ends at 0.75 s, block 0's (issued when block 1 begins, behind
+  // block 2's reduction) at 2.25 s; blocks 1 and 0 end at 17/12 and 35/12 s, the reductions at 1.5, 3
+  // and 3.75 s: 1.75 s after 2 s.
   EXPECT_DOUBLE_EQ(plain.comm_s, 2.25 + 2.25 + 1.5);
   EXPECT_DOUBLE_EQ(plain.exposed_s, 1.75 + 19.0 / 12);
   in.hpz_group_size = 2;
