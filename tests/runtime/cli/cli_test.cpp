@@ -229,10 +229,9 @@ TEST(CliPlanPredict, TwoRanksMoveTheRingVolumesOverTheGivenLink) {
   EXPECT_NEAR(rows[0][2], 4.8, 1e-9);
   EXPECT_NEAR(rows[1][2], 2.4 + 2.4, 0.11);
   EXPECT_NEAR(rows[2][2], 2 * 2.4 + 2.4, 0.11);  // reduced after each micro batch, gathered once
-  // Gathered in both passes of both micro batches, except the embedding in backward (it reads no
-  // parameter; its 20,480 elements take 0.41 ms), which the tied head finds still gathered from
-  // the forward (the head's own LayerNorm, kept from forward into backward, is too small to show).
-  EXPECT_NEAR(rows[3][2], 2 * 2.4 + 2 * (2 * 2.4 - 0.41), 0.11);
+  // Gathered in the forward of both micro batches: the prefetch budget (1.5e7 elements) holds this
+  // small model's every block from forward into backward, which gathers nothing.
+  EXPECT_NEAR(rows[3][2], 2 * 2.4 + 2 * 2.4, 0.11);
   // Without overlap the reductions follow backward; the parameter gathers (stages 1-3) still run
   // ahead of the blocks that need them, so the step lies between T_compute + the reductions and
   // T_compute + T_comm, and is never shorter than with overlap.
@@ -247,6 +246,17 @@ TEST(CliPlanPredict, TwoRanksMoveTheRingVolumesOverTheGivenLink) {
     EXPECT_GE(row[5], row[4] - 0.11);
   }
   EXPECT_NEAR(rows[0][5], rows[0][1] + rows[0][2], 0.11);  // stage 0 has no gathers
+  // Without a prefetch budget backward gathers again, in both micro batches, every block but the
+  // embedding (it reads no parameter; its 20,480 elements take 0.41 ms) and the head, still there
+  // from the forward (its LayerNorm is too small to show).
+  CliResult unheld = run({"plan", "--config", source_file("configs/default.yaml"), "-n", "2", "--predict",
+                          "--flops-per-s", "1e9", "--link-gbps", "0.8", "--set", "train.gradient_accumulation_steps=2",
+                          "--set", "zero_optimization.embedding_gradient=dense", "--set",
+                          "zero_optimization.stage3_prefetch_bucket_size=0"});
+  EXPECT_EQ(unheld.status, kExitSuccess) << unheld.err;
+  const auto unheld_rows = predicted_rows(unheld.out);
+  ASSERT_EQ(unheld_rows.size(), 4u);
+  EXPECT_NEAR(unheld_rows[3][2], 2 * 2.4 + 2 * (2 * 2.4 - 0.41), 0.11);
   // Latency adds (N-1)·α per reduce-scatter or all-gather and 2(N-1)·α per all-reduce.
   CliResult slow = run({"plan", "--config", source_file("configs/default.yaml"), "-n", "2", "--predict",
                         "--flops-per-s", "1e9", "--link-gbps", "0.8", "--link-latency-us", "1000", "--set",
@@ -296,7 +306,9 @@ TEST(CliPlanPredict, AStageThreeSecondaryPartitionGathersInsideTheHost) {
   auto stage_comm_ms = [&](const std::string& hpz) {
     CliResult result = run({"plan", "--config", config, "--predict", "--flops-per-s", "1e9", "-n", "4",
                             "--ranks-per-host", "2", "--link-gbps", "0.8", "--intra-host-gbps", "80", "--set",
-                            "zero_optimization.zero_hpz_partition_size=" + hpz});
+                            "zero_optimization.zero_hpz_partition_size=" + hpz,
+                            // No prefetch: backward gathers every layer again (a budget would hold them).
+                            "--set", "zero_optimization.stage3_prefetch_bucket_size=0"});
     EXPECT_EQ(result.status, kExitSuccess) << result.err;
     const auto rows = predicted_rows(result.out);
     return rows.size() == 4 ? std::pair{rows[2][2], rows[3][2]} : std::pair{-1.0, -1.0};
