@@ -437,13 +437,10 @@ void ZeroEngine::publish_parameters(std::size_t b, std::size_t begin, std::size_
       all_gather_->all_gather(chunks[static_cast<std::size_t>(comm_.rank())], chunks, ctx_.stream());
   param_sync_[b] = issued.done;
   const bool whole = count == placement.chunk_numel;
-  for (const auto& [label, work] : issued.parts) {
-    if (timeline_)
-      timeline_->add_collective(fmt::format("all_gather params {}{}{}", model_.block(b).name(),
-                                            whole ? "" : fmt::format(" [{}, {})", begin, begin + count), label),
-                                work, {{"block", b}});
-    other_works_.push_back(work);
-  }
+  trace::record_parts(issued,
+                      fmt::format("all_gather params {}{}", model_.block(b).name(),
+                                  whole ? "" : fmt::format(" [{}, {})", begin, begin + count)),
+                      {{"block", b}}, other_works_, timeline_);
 }
 
 void ZeroEngine::sync_parameters() {

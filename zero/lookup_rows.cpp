@@ -99,13 +99,8 @@ void LookupRowsExchange::launch(BufferView tokens, BufferView d_output) {
   const TwoLevelAllGather::Issued gradients_issued = gather_.all_gather(d_output, gradients_.view(), compute_);
   tokens_work_ = tokens_issued.done;
   gradients_work_ = gradients_issued.done;
-  for (const auto& [name, issued] : {std::pair{"all_gather lookup tokens", &tokens_issued},
-                                     std::pair{"all_gather lookup rows", &gradients_issued}}) {
-    for (const auto& [label, work] : issued->parts) {
-      works_.push_back(work);
-      if (timeline_) timeline_->add_collective(std::string(name) + std::string(label), work, {{"block", block_}});
-    }
-  }
+  trace::record_parts(tokens_issued, "all_gather lookup tokens", {{"block", block_}}, works_, timeline_);
+  trace::record_parts(gradients_issued, "all_gather lookup rows", {{"block", block_}}, works_, timeline_);
 }
 
 void LookupRowsExchange::add_into(BufferView grad_shard, int chunk_rank, float scale) {

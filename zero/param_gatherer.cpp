@@ -71,10 +71,7 @@ void ParamGatherer::launch(std::size_t block) {
 }
 
 Work ParamGatherer::note(const TwoLevelAllGather::Issued& issued, const std::string& name, std::size_t block) {
-  for (const auto& [label, work] : issued.parts) {
-    works_.push_back(work);
-    if (timeline_) timeline_->add_collective(name + std::string(label), work, {{"block", block}, {"group", false}});
-  }
+  trace::record_parts(issued, name, {{"block", block}, {"group", false}}, works_, timeline_);
   return issued.done;
 }
 

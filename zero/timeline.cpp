@@ -99,4 +99,12 @@ std::vector<Span> Timeline::resolve() {
   return spans;
 }
 
+void record_parts(const TwoLevelAllGather::Issued& issued, std::string_view name, const nlohmann::json& args,
+                  std::vector<Work>& works, Timeline* timeline) {
+  for (const auto& [label, work] : issued.parts) {
+    works.push_back(work);
+    if (timeline) timeline->add_collective(std::string(name) + std::string(label), work, args);
+  }
+}
+
 }  // namespace zt::trace

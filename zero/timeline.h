@@ -20,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "comm/two_level_all_gather.h"
 #include "comm/work.h"
 #include "core/stream.h"
 
@@ -99,5 +100,11 @@ class Timeline {
   Clock::time_point origin_;
   bool in_step_ = false;
 };
+
+// Each part of an all-gather issued in parts (TwoLevelAllGather's levels; one part on a flat ring):
+// its Work into `works`, for the step's comm time, and with a timeline its span, named `name`
+// followed by the part's label. Call it right after issuing the all-gather.
+void record_parts(const TwoLevelAllGather::Issued& issued, std::string_view name, const nlohmann::json& args,
+                  std::vector<Work>& works, Timeline* timeline);
 
 }  // namespace zt::trace
