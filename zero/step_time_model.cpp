@@ -95,20 +95,35 @@ struct BackwardLink {
   bool gathers_on_own_link = false;  // a secondary partition's group
 };
 
-// The blocks that stay gathered from the end of forward into backward (ParamGatherer holds a block
-// that a step within the prefetch budget reads again): the last forward runs, and before it, in
-// backward's order, those whose bytes with the later ones' stay within the budget (a block whose
-// backward reads no parameters is passed over). Backward reads them without a gather, and they take
-// the budget until it does.
-std::vector<std::size_t> held_from_forward(const std::vector<double>& gather_bytes, const std::vector<bool>& reads,
-                                           double prefetch_bytes) {
+// The blocks that stay gathered from the end of forward into backward, as ParamGatherer holds
+// them: the last block (backward reads it next), the persistent blocks (never freed), and, in
+// backward's order, the others while their bytes with the held ones' before them fit the prefetch
+// budget (the first of them whatever its size, when nothing held takes the budget and it is not
+// zero). A block whose backward reads no parameters is not held. Backward reads the held blocks
+// without a gather; the budget counts the non-persistent ones until backward reaches them.
+std::vector<std::size_t> held_from_forward(const StepTimeInputs& in) {
+  const std::size_t last = in.block_gather_bytes.size() - 1;
+  auto reads = [&](std::size_t b) {
+    return in.block_backward_reads_params.empty() || in.block_backward_reads_params[b];
+  };
+  auto persistent = [&](std::size_t b) { return !in.block_persistent.empty() && in.block_persistent[b]; };
   std::vector<std::size_t> held;
-  double bytes = 0.0;
-  for (std::size_t b = gather_bytes.size(); b-- > 0;) {
-    if (!held.empty() && !reads.empty() && !reads[b]) continue;
-    if (!held.empty() && bytes + gather_bytes[b] > prefetch_bytes) break;
+  double bytes = 0.0;  // of the held blocks the budget counts
+  if (reads(last)) {
+    held.push_back(last);
+    if (!persistent(last)) bytes = in.block_gather_bytes[last];
+  }
+  bool within_budget = in.prefetch_bytes > 0.0;
+  for (std::size_t b = last; b-- > 0;) {
+    if (!reads(b)) continue;
+    if (!persistent(b)) {
+      if (!within_budget || (bytes > 0.0 && bytes + in.block_gather_bytes[b] > in.prefetch_bytes)) {
+        within_budget = false;
+        continue;
+      }
+      bytes += in.block_gather_bytes[b];
+    }
     held.push_back(b);
-    bytes += gather_bytes[b];
   }
   return held;
 }
@@ -186,8 +201,9 @@ void check(const StepTimeInputs& in) {
   if (in.stage > 0 && in.block_gather_bytes.size() != in.block_compute_share.size())
     throw std::invalid_argument("predict_step_time: one gather size per block is needed at stages 1-3");
   const std::size_t blocks = in.block_compute_share.size();
-  if (!in.block_backward_reads_params.empty() && in.block_backward_reads_params.size() != blocks)
-    throw std::invalid_argument("predict_step_time: backward reads are per block, or not given");
+  if ((!in.block_backward_reads_params.empty() && in.block_backward_reads_params.size() != blocks) ||
+      (!in.block_persistent.empty() && in.block_persistent.size() != blocks))
+    throw std::invalid_argument("predict_step_time: backward reads and persistence are per block, or not given");
   if (!in.block_optimizer_share.empty() && in.block_optimizer_share.size() != blocks)
     throw std::invalid_argument("predict_step_time: optimizer shares are per block, or not given");
   if ((!in.block_publish_pieces.empty() && in.block_publish_pieces.size() != blocks) ||
@@ -296,8 +312,7 @@ StepTimePrediction predict_step_time(const StepTimeInputs& in) {
     std::vector<double> backward_gather = regather;
     for (std::size_t b = 0; b < in.block_backward_reads_params.size(); ++b)
       if (!in.block_backward_reads_params[b]) backward_gather[b] = 0.0;
-    const std::vector<std::size_t> held =
-        held_from_forward(in.block_gather_bytes, in.block_backward_reads_params, in.prefetch_bytes);
+    const std::vector<std::size_t> held = held_from_forward(in);
     for (std::size_t b : held) backward_gather[b] = 0.0;
     p.comm_s = reductions * r + sum(first_forward_gather) + (g - 1) * sum(forward_gather) +
                g * sum(backward_gather) + statistics;
@@ -311,7 +326,9 @@ StepTimePrediction predict_step_time(const StepTimeInputs& in) {
     const double forwards_exposed = (g - 1) * forward_exposed(w, t_fwd, forward_gather) +
                                     forward_exposed(w, t_fwd, first_forward_gather, first_issue);
     backward.gather_s = backward_gather;
-    backward.gather_bytes = in.block_gather_bytes;
+    backward.gather_bytes = in.block_gather_bytes;  // what the budget counts: not the persistent blocks
+    for (std::size_t b = 0; b < in.block_persistent.size(); ++b)
+      if (in.block_persistent[b]) backward.gather_bytes[b] = 0.0;
     backward.prefetch_bytes = in.prefetch_bytes;
     backward.held = held;
     backward.gathers_on_own_link = grouped;
@@ -384,8 +401,10 @@ StepTimeInputs step_time_inputs(const models::Model& model, const ZeroOptions& o
   if (options.stage == 3) {
     in.prefetch_bytes = static_cast<double>(options.stage3_prefetch_bucket_size) * compute_size;
     in.hpz_group_size = options.zero_hpz_partition_size;
-    for (std::size_t b = 0; b < blocks; ++b)
+    for (std::size_t b = 0; b < blocks; ++b) {
       in.block_backward_reads_params.push_back(model.block(b).backward_reads_params());
+      in.block_persistent.push_back(plan.block(b).numel <= options.stage3_param_persistence_threshold);
+    }
   }
   return in;
 }

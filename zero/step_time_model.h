@@ -26,11 +26,12 @@
 //                                        where the rate leaves memory out)
 //   T_comm    = M·R + σ                stage 0
 //             = M·R + A + σ            stages 1, 2 (parameters all-gathered after the update)
-//             = M·R + G·(2A − Σ_{b held} a_b − Σ_{b: backward reads no parameters} a_b) + σ   stage 3
+//             = M·R + G·(2A − Σ_{b held, or backward reads no parameters} a_b) + σ   stage 3
 //                                        (all-gathered in every forward and backward, but the
 //                                        blocks held stay gathered from forward into backward: the
-//                                        last block L, and before it, in backward's order, those
-//                                        whose bytes with the later ones' fit the prefetch budget)
+//                                        last block L, the persistent blocks, and, in backward's
+//                                        order, the others whose bytes with the later ones' fit
+//                                        the prefetch budget)
 //
 // Exposed communication with overlap (the compute stream's waits), replayed on one link that runs
 // collectives in the order they are issued, each as soon as it is issued and the link is free:
@@ -82,8 +83,9 @@
 //
 // What it ignores, on purpose: memory-bound work other than AdamW (not in the FLOPs), the CPU
 // that communication takes from compute on the same cores, a block's gradient being ready before
-// its whole backward ends, ZeRO-3's persistent small blocks, its prefetch budget in forward (and
-// the gathers for backward it issues during forward's last blocks, beyond those held),
+// its whole backward ends, ZeRO-3's persistent small blocks (gathered in every forward here; only
+// their hold into backward is modelled), its prefetch budget in forward (and the gathers for
+// backward it issues during forward's last blocks, beyond those held),
 // padding beyond what the partition plan holds,
 // tree reductions, and contention between several rings on one host's link: with ranks placed
 // host by host a flat ring crosses each host's link once per direction (LinkModel::ranks_per_host).
@@ -145,6 +147,11 @@ struct StepTimeInputs {
   // (the embeddings' do not: no gather). A block tied to another finds that one still gathered
   // from its own read earlier in the forward (param_gatherer.h): no gather of its own.
   std::vector<bool> block_backward_reads_params;
+  // Stage 3 only; empty means none: blocks of at most stage3_param_persistence_threshold elements,
+  // which ParamGatherer gathers once per optimizer step and keeps. Here they are gathered in every
+  // forward like the others; what is modelled is that backward finds them held and that they take
+  // none of the prefetch budget.
+  std::vector<bool> block_persistent;
   // A tied embedding's lookup gradient sent as rows (zero/lookup_rows.h): the all-gathers' output
   // bytes (0: none), issued once every micro batch's backward reaches that block, i.e. when block
   // rows_ready_block (the one after it) finishes; its buckets are ready when the blocks tied to it

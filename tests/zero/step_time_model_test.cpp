@@ -312,6 +312,28 @@ TEST(StepTimeModel, AStageThreeBackwardReadsTheBlocksHeldFromForwardWithoutGathe
   in.prefetch_bytes = 2000.0;
   in.block_backward_reads_params = {false, true, true};
   EXPECT_DOUBLE_EQ(predict_step_time(in).comm_s, 1.5 + 1.5);
+  // Nor is the last block held when its backward reads nothing: blocks 1 and 0 fill the budget.
+  in.block_backward_reads_params = {true, true, false};
+  EXPECT_DOUBLE_EQ(predict_step_time(in).comm_s, 1.5 + 1.5);
+}
+
+TEST(StepTimeModel, PersistentBlocksStayHeldAndTakeNoPrefetchBudget) {
+  StepTimeInputs in = three_blocks(3);
+  in.prefetch_bytes = 1000.0;  // one block
+  // Without persistence: block 2 held, blocks 1 and 0 gathered again (1 s).
+  EXPECT_DOUBLE_EQ(predict_step_time(in).comm_s, 1.5 + 1.5 + 1.0);
+  // A persistent last block takes none of the budget: block 1 is held too. Entering block 2 issues
+  // nothing (the held block 1 fills the budget); block 1 issues block 0's gather, behind block 2's
+  // reduction (7/6-5/3); block 0 runs 5/3-7/3 and its reduction ends at 17/6 s: 5/6 s late.
+  in.block_persistent = {false, false, true};
+  const StepTimePrediction last = predict_step_time(in);
+  EXPECT_DOUBLE_EQ(last.comm_s, 1.5 + 1.5 + 0.5);
+  EXPECT_DOUBLE_EQ(last.exposed_s, 5.0 / 6 + 5.0 / 6);
+  // A persistent block is held wherever it runs, past the budget too.
+  in.block_persistent = {true, false, false};
+  EXPECT_DOUBLE_EQ(predict_step_time(in).comm_s, 1.5 + 1.5 + 0.5);
+  in.block_persistent = {true, false};
+  EXPECT_THROW(predict_step_time(in), std::invalid_argument);
 }
 
 TEST(StepTimeModel, StageThreeSkipsBackwardsThatReadNoParameters) {
@@ -356,7 +378,8 @@ TEST(StepTimeModel, AStageThreeBackwardGathersWithinItsPrefetchBudgetBehindTheRe
   // A budget of one block: entering block 2 issues block 1's gather (0-1/2 s); block 2's bucket
   // goes out at 2/3 s (2/3-7/6); entering block 1 issues block 0's gather, queued behind it
   // (7/6-5/3); block 0 waits for it, runs 5/3-7/3, and its bucket ends at 17/6 s: 5/6 s late
-  // (all gathers issued at once: 1/2 s, StageThreeGathersInEveryForwardAndBackward).
+  // (with every block held from forward: 1/2 s, AStageThreeBackwardReadsTheBlocksHeldFromForward-
+  // WithoutGathers).
   in.prefetch_bytes = 1000.0;
   const StepTimePrediction p = predict_step_time(in);
   EXPECT_DOUBLE_EQ(p.exposed_s, 5.0 / 6 + 5.0 / 6);

@@ -230,7 +230,8 @@ TEST(CliPlanPredict, TwoRanksMoveTheRingVolumesOverTheGivenLink) {
   EXPECT_NEAR(rows[1][2], 2.4 + 2.4, 0.11);
   EXPECT_NEAR(rows[2][2], 2 * 2.4 + 2.4, 0.11);  // reduced after each micro batch, gathered once
   // Gathered in the forward of both micro batches: the prefetch budget (1.5e7 elements) holds this
-  // small model's every block from forward into backward, which gathers nothing.
+  // small model's every block from forward into backward (each is below the persistence threshold
+  // too), so backward gathers nothing.
   EXPECT_NEAR(rows[3][2], 2 * 2.4 + 2 * 2.4, 0.11);
   // Without overlap the reductions follow backward; the parameter gathers (stages 1-3) still run
   // ahead of the blocks that need them, so the step lies between T_compute + the reductions and
@@ -246,13 +247,15 @@ TEST(CliPlanPredict, TwoRanksMoveTheRingVolumesOverTheGivenLink) {
     EXPECT_GE(row[5], row[4] - 0.11);
   }
   EXPECT_NEAR(rows[0][5], rows[0][1] + rows[0][2], 0.11);  // stage 0 has no gathers
-  // Without a prefetch budget backward gathers again, in both micro batches, every block but the
-  // embedding (it reads no parameter; its 20,480 elements take 0.41 ms) and the head, still there
-  // from the forward (its LayerNorm is too small to show).
+  // Without a prefetch budget, and with no block persistent (this small model's every block is
+  // below the default threshold), backward gathers again, in both micro batches, every block but
+  // the embedding (it reads no parameter; its 20,480 elements take 0.41 ms) and the head, still
+  // there from the forward (its LayerNorm is too small to show).
   CliResult unheld = run({"plan", "--config", source_file("configs/default.yaml"), "-n", "2", "--predict",
                           "--flops-per-s", "1e9", "--link-gbps", "0.8", "--set", "train.gradient_accumulation_steps=2",
                           "--set", "zero_optimization.embedding_gradient=dense", "--set",
-                          "zero_optimization.stage3_prefetch_bucket_size=0"});
+                          "zero_optimization.stage3_prefetch_bucket_size=0", "--set",
+                          "zero_optimization.stage3_param_persistence_threshold=0"});
   EXPECT_EQ(unheld.status, kExitSuccess) << unheld.err;
   const auto unheld_rows = predicted_rows(unheld.out);
   ASSERT_EQ(unheld_rows.size(), 4u);
@@ -307,8 +310,10 @@ TEST(CliPlanPredict, AStageThreeSecondaryPartitionGathersInsideTheHost) {
     CliResult result = run({"plan", "--config", config, "--predict", "--flops-per-s", "1e9", "-n", "4",
                             "--ranks-per-host", "2", "--link-gbps", "0.8", "--intra-host-gbps", "80", "--set",
                             "zero_optimization.zero_hpz_partition_size=" + hpz,
-                            // No prefetch: backward gathers every layer again (a budget would hold them).
-                            "--set", "zero_optimization.stage3_prefetch_bucket_size=0"});
+                            // No prefetch and no persistent block: backward gathers every layer again
+                            // (a budget or the persistence threshold would hold them).
+                            "--set", "zero_optimization.stage3_prefetch_bucket_size=0", "--set",
+                            "zero_optimization.stage3_param_persistence_threshold=0"});
     EXPECT_EQ(result.status, kExitSuccess) << result.err;
     const auto rows = predicted_rows(result.out);
     return rows.size() == 4 ? std::pair{rows[2][2], rows[3][2]} : std::pair{-1.0, -1.0};
