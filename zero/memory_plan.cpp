@@ -74,7 +74,7 @@ MemoryPlan plan_memory(const models::Model& model, const ZeroOptions& options, i
     // (the first prefetch may exceed it by one block), plus persistent blocks.
     const std::size_t blocks = model.num_blocks();
     auto is_persistent = [&](std::size_t b) {
-      return plan.block(b).numel <= options.stage3_param_persistence_threshold;
+      return zt::is_persistent(plan, b, options.stage3_param_persistence_threshold);
     };
     std::size_t largest = 0, largest_in_use = 0, persistent = 0;
     for (std::size_t b = 0; b < blocks; ++b) {

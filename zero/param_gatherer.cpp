@@ -9,11 +9,14 @@
 
 namespace zt {
 
+bool is_persistent(const PartitionPlan& plan, std::size_t block, std::size_t persistence_threshold) {
+  return plan.block(block).numel <= persistence_threshold;
+}
+
 std::size_t group_slice_numel(const PartitionPlan& plan, std::size_t block, std::size_t persistence_threshold,
                               int group_size) {
-  const BlockPlacement& placement = plan.block(block);
-  if (group_size <= 1 || placement.numel <= persistence_threshold) return 0;
-  return placement.padded_numel / static_cast<std::size_t>(group_size);
+  if (group_size <= 1 || is_persistent(plan, block, persistence_threshold)) return 0;
+  return plan.block(block).padded_numel / static_cast<std::size_t>(group_size);
 }
 
 ParamGatherer::ParamGatherer(const PartitionPlan& plan, TwoLevelAllGather& gather, Communicator* group, Stream& compute,
@@ -43,7 +46,7 @@ ParamGatherer::~ParamGatherer() {
   for (const auto& entry : gathered_) wait_before_freeing(entry.second.work);
 }
 
-bool ParamGatherer::persistent(std::size_t block) const { return plan_.block(block).numel <= persistence_threshold_; }
+bool ParamGatherer::persistent(std::size_t block) const { return is_persistent(plan_, block, persistence_threshold_); }
 
 std::size_t ParamGatherer::slice_numel(std::size_t block) const {
   return group_slice_numel(plan_, block, persistence_threshold_, group_ ? group_->world_size() : 1);

@@ -38,6 +38,10 @@
 
 namespace zt {
 
+// Whether a block stays gathered from its first gather after an optimizer step to the shard's next
+// change (stage3_param_persistence_threshold: blocks of at most that many elements).
+bool is_persistent(const PartitionPlan& plan, std::size_t block, std::size_t persistence_threshold);
+
 // Elements of block's slice of the secondary partition for groups of group_size ranks: none for a
 // persistent block (it stays gathered from its first gather to the shard's next change).
 std::size_t group_slice_numel(const PartitionPlan& plan, std::size_t block, std::size_t persistence_threshold,

@@ -9,6 +9,7 @@
 #include "models/activations.h"
 #include "zero/lookup_rows.h"
 #include "zero/memory_plan.h"
+#include "zero/param_gatherer.h"
 #include "zero/shard_optimizer.h"
 
 namespace zt {
@@ -403,7 +404,7 @@ StepTimeInputs step_time_inputs(const models::Model& model, const ZeroOptions& o
     in.hpz_group_size = options.zero_hpz_partition_size;
     for (std::size_t b = 0; b < blocks; ++b) {
       in.block_backward_reads_params.push_back(model.block(b).backward_reads_params());
-      in.block_persistent.push_back(plan.block(b).numel <= options.stage3_param_persistence_threshold);
+      in.block_persistent.push_back(is_persistent(plan, b, options.stage3_param_persistence_threshold));
     }
   }
   return in;
