@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -66,6 +67,12 @@ struct BlockGrads {
   BufferView d_output;    // gradient of this block's output (ignored by the loss block)
   BufferView d_input;     // gradient of this block's input: overwritten; empty for block 0
   float dloss = 0.0f;     // loss block only: dL/d(loss of one non-ignored position)
+  // Called once the block has added all it adds into tied_grads, before the rest of its backward
+  // (empty: nobody asks), so that the tied gradient's reduction can start while that rest runs.
+  std::function<void()> tied_grads_done;
+  void tied_grads_complete() const {
+    if (tied_grads_done) tied_grads_done();
+  }
 };
 
 class Block {
@@ -76,6 +83,10 @@ class Block {
   virtual const ParamLayout& layout() const = 0;
   std::size_t param_count() const { return layout().numel(); }
   virtual std::optional<std::size_t> tied_block() const { return std::nullopt; }
+  // The share of the backward's time after which the block has added all it adds into the tied
+  // block's gradient (BlockGrads::tied_grads_done): 1 where only its end says so. The emulated
+  // accelerator and `plan --predict` split the backward there.
+  virtual double tied_grads_done_share() const { return 1.0; }
   virtual bool is_loss_block() const { return false; }
   // False when backward never reads this block's own parameters (GPT-2's embedding: a scatter of
   // the output gradient), so ZeRO-3 need not gather them for its backward. A tied block's

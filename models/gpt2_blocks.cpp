@@ -187,7 +187,10 @@ void GPT2HeadBlock::backward(ComputeContext& ctx, const BlockParams& p, const Bl
   BufferView dwte = embedding_layout_->view(g.tied_grads, 0);
   // The logits are dead after this: their gradient overwrites them in place (saves (B,T,Vp)).
   ops::softmax_xent_backward(ctx, s[h_logits], s[h_logits], io.targets, g.dloss, N, V, Vp);
-  ops::linear_backward(ctx, io.scratch[0], dwte, {}, s[h_logits], s[h_ln], wte, N, C, Vp, Vp);
+  // The tied table's gradient first: its reduction then runs while the input's gradient is computed.
+  ops::linear_backward(ctx, {}, dwte, {}, s[h_logits], s[h_ln], wte, N, C, Vp, Vp);
+  g.tied_grads_complete();
+  ops::linear_backward(ctx, io.scratch[0], {}, {}, s[h_logits], s[h_ln], wte, N, C, Vp, Vp);
   ops::fill_zero(ctx, g.d_input);
   ops::layernorm_backward(ctx, g.d_input, layout_.view(g.grads, 0), layout_.view(g.grads, 1), io.scratch[0], io.input,
                           layout_.view(p.params, 0), s[h_mean], s[h_rstd], N, C);

@@ -53,6 +53,8 @@ class GPT2HeadBlock final : public Block {
   std::string name() const override { return "head"; }
   const ParamLayout& layout() const override { return layout_; }
   std::optional<std::size_t> tied_block() const override { return 0; }
+  // Its backward's two products are equal in FLOPs, and the tied weight's gradient comes first.
+  double tied_grads_done_share() const override { return 0.5; }
   bool is_loss_block() const override { return true; }
   std::size_t output_numel(int B, int T) const override;
   std::vector<ActivationSlot> saved_slots(int B, int T, Device device, DType dtype) const override;

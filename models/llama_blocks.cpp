@@ -240,7 +240,11 @@ void LlamaHeadBlock::backward(ComputeContext& ctx, const BlockParams& p, const B
   const BufferView dhead = c_.tie_embeddings ? embedding_layout_->view(g.tied_grads, 0) : layout_.view(g.grads, 1);
   // The logits are dead after this: their gradient overwrites them in place (saves (B,T,V)).
   ops::softmax_xent_backward(ctx, s[h_logits], s[h_logits], io.targets, g.dloss, N, V, V);
-  ops::linear_backward(ctx, io.scratch[0], dhead, {}, s[h_logits], s[h_ln], head, N, C, V, V);
+  // The head's weight gradient first: tied, its reduction then runs while the input's gradient is
+  // computed.
+  ops::linear_backward(ctx, {}, dhead, {}, s[h_logits], s[h_ln], head, N, C, V, V);
+  g.tied_grads_complete();
+  ops::linear_backward(ctx, io.scratch[0], {}, {}, s[h_logits], s[h_ln], head, N, C, V, V);
   ops::rmsnorm_backward(ctx, g.d_input, layout_.view(g.grads, 0), io.scratch[0], io.input, layout_.view(p.params, 0),
                         s[h_rstd], N, C, {}, false);
 }

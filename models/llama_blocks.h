@@ -56,6 +56,8 @@ class LlamaHeadBlock final : public Block {
   std::string name() const override { return "head"; }
   const ParamLayout& layout() const override { return layout_; }
   std::optional<std::size_t> tied_block() const override;
+  // Tied: its backward's two products are equal in FLOPs, and the tied weight's gradient comes first.
+  double tied_grads_done_share() const override { return c_.tie_embeddings ? 0.5 : 1.0; }
   bool is_loss_block() const override { return true; }
   std::size_t output_numel(int B, int T) const override;
   std::vector<ActivationSlot> saved_slots(int B, int T, Device device, DType dtype) const override;

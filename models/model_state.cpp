@@ -75,10 +75,15 @@ void ModelState::zero_grad(ComputeContext& ctx) {
 
 namespace {
 // The emulated device's block: the compute stream is the caller (inline), so waiting here is the
-// stream being busy.
-void occupy(const DeviceRates& rates, const Block& block, const Activations& acts, DType dtype, bool backward) {
+// stream being busy. Backward is split where the block's tied gradient is complete.
+void occupy(const DeviceRates& rates, const Block& block, const Activations& acts, DType dtype, bool backward,
+            const std::function<void()>& tied_grads_done = {}) {
   const BlockTime time = block_time(block, acts.B(), acts.T(), dtype, rates);
-  occupy_device(backward ? time.backward_s : time.forward_s);
+  if (!backward) return occupy_device(time.forward_s);
+  const double share = block.tied_grads_done_share();
+  occupy_device(share * time.backward_s);
+  if (tied_grads_done) tied_grads_done();
+  occupy_device((1.0 - share) * time.backward_s);
 }
 }  // namespace
 
@@ -88,15 +93,25 @@ void forward_block(ComputeContext& ctx, const Model& model, std::size_t i, const
 }
 
 void backward_block(ComputeContext& ctx, const Model& model, std::size_t i, const BlockParams& p, BufferView grads,
-                    BufferView tied_grads, Activations& acts, float loss_scale) {
-  if (const DeviceRates* rates = ctx.emulation()) return occupy(*rates, model.block(i), acts, ctx.dtype(), true);
+                    BufferView tied_grads, Activations& acts, float loss_scale,
+                    const std::function<void()>& tied_grads_done) {
+  if (const DeviceRates* rates = ctx.emulation())
+    return occupy(*rates, model.block(i), acts, ctx.dtype(), true, tied_grads_done);
+  bool done = false;
   BlockGrads g;
+  if (tied_grads_done)
+    g.tied_grads_done = [&] {
+      if (done) throw std::logic_error(model.block(i).name() + ": backward reported its tied gradient done twice");
+      done = true;
+      tied_grads_done();
+    };
   g.grads = grads;
   g.tied_grads = tied_grads;
   g.d_output = acts.d_output(i);
   g.d_input = acts.d_input(i);
   g.dloss = acts.valid_targets() > 0 ? loss_scale / static_cast<float>(acts.valid_targets()) : 0.0f;
   model.block(i).backward(ctx, p, g, acts.io(i));
+  if (tied_grads_done && !done) tied_grads_done();  // a block that adds to it until its end
 }
 
 float forward(ComputeContext& ctx, const Model& model, const ModelState& state, Activations& acts) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "models/activations.h"
@@ -40,8 +41,11 @@ class ModelState {
 void forward_block(ComputeContext& ctx, const Model& model, std::size_t i, const BlockParams& p, Activations& acts);
 // Runs block i's backward: accumulates into grads (and tied_grads), overwrites acts.d_input(i).
 // loss_scale multiplies the loss gradient (gradient accumulation: 1/micro_steps; fp16: the scale).
+// tied_grads_done, if given, is called exactly once, as soon as tied_grads holds all the block adds
+// to it (Block::tied_grads_done_share of the way through; at the end for most blocks).
 void backward_block(ComputeContext& ctx, const Model& model, std::size_t i, const BlockParams& p, BufferView grads,
-                    BufferView tied_grads, Activations& acts, float loss_scale);
+                    BufferView tied_grads, Activations& acts, float loss_scale,
+                    const std::function<void()>& tied_grads_done = {});
 
 // Whole-model helpers on a ModelState: forward returns the mean loss (synchronises).
 float forward(ComputeContext& ctx, const Model& model, const ModelState& state, Activations& acts);

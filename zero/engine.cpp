@@ -258,15 +258,20 @@ void ZeroEngine::forward_backward(models::Activations& acts, bool boundary) {
                                    recompute_begin, ctx_.stream().record(), {{"block", b}});
     }
     Event begin = trace_mark(timeline_, ctx_.stream());
-    models::backward_block(ctx_, model_, b, params, block_grad(b), tied_grad, acts, dloss_multiplier);
+    // Stages 2/3: a packed gradient's memory goes back to the pool, in the compute stream's order.
+    auto release = [&](const std::vector<std::size_t>& packed) {
+      if (options_.stage >= 2)
+        for (std::size_t block : packed) block_grads_[block] = Buffer();
+    };
+    std::function<void()> tied_grads_done;
+    if (reduce_now && tied_to_[b]) tied_grads_done = [&] { release(reducer_->tied_grads_ready(b)); };
+    models::backward_block(ctx_, model_, b, params, block_grad(b), tied_grad, acts, dloss_multiplier,
+                           tied_grads_done);
     if (timeline_)
       timeline_->add_stream_span(trace::Lane::compute, fmt::format("backward {}", model_.block(b).name()), begin,
                                  ctx_.stream().record(), {{"block", b}});
     if (gatherer_) gatherer_->leave(step);
-    if (!reduce_now) continue;
-    // Stages 2/3: a packed gradient's memory goes back to the pool, in the compute stream's order.
-    for (std::size_t packed : reducer_->block_ready(b))
-      if (options_.stage >= 2) block_grads_[packed] = Buffer();
+    if (reduce_now) release(reducer_->block_ready(b));
   }
   if (choose_bucket_size_after_step_) backward_end_ = ctx_.stream().record();
   if (reduce_now) {

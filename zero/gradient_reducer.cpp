@@ -52,6 +52,7 @@ void GradientReducer::begin(BufferView grad_shard, std::function<BufferView(std:
   grad_shard_ = grad_shard;
   block_grad_ = std::move(block_grad);
   pending_ = contributors_;
+  tied_reported_.assign(tied_to_.size(), false);
   unpacked_.clear();
   for (const BucketPlacement& bucket : plan_.buckets()) unpacked_.push_back(bucket.pieces.size());
   slot_of_bucket_.assign(plan_.buckets().size(), std::nullopt);
@@ -64,18 +65,34 @@ void GradientReducer::begin(BufferView grad_shard, std::function<BufferView(std:
 std::vector<std::size_t> GradientReducer::block_ready(std::size_t block) {
   if (block == rows_block_) throw std::logic_error("gradient reducer: the rows block's backward is its rows exchange");
   std::vector<std::size_t> packed;
-  auto contribute = [&](std::size_t b) {
-    if (pending_.at(b) == 0) throw std::logic_error("gradient reducer: a block reported ready twice");
-    if (--pending_[b] != 0) return;
-    if (b == rows_block_) {
-      defer_rows_block(packed);
-    } else {
-      pack(b, packed);
-      packed.push_back(b);
-    }
-  };
-  contribute(block);
-  if (tied_to_.at(block)) contribute(*tied_to_[block]);
+  contribute(block, packed);
+  if (tied_to_.at(block) && !tied_reported_.at(block)) contribute(*tied_to_[block], packed);
+  pack_deferred_share(packed);
+  return packed;
+}
+
+std::vector<std::size_t> GradientReducer::tied_grads_ready(std::size_t block) {
+  if (!tied_to_.at(block)) throw std::logic_error("gradient reducer: a block tied to none reported its tied gradient");
+  if (tied_reported_.at(block)) throw std::logic_error("gradient reducer: a tied gradient reported done twice");
+  tied_reported_[block] = true;
+  std::vector<std::size_t> packed;
+  contribute(*tied_to_[block], packed);
+  pack_deferred_share(packed);
+  return packed;
+}
+
+void GradientReducer::contribute(std::size_t block, std::vector<std::size_t>& packed) {
+  if (pending_.at(block) == 0) throw std::logic_error("gradient reducer: a block reported ready twice");
+  if (--pending_[block] != 0) return;
+  if (block == rows_block_) {
+    defer_rows_block(packed);
+  } else {
+    pack(block, packed);
+    packed.push_back(block);
+  }
+}
+
+void GradientReducer::pack_deferred_share(std::vector<std::size_t>& packed) {
   // The rows block's buckets, spread over the backward that is left so that they are all out
   // before it ends. Which ones go now depends on the plan and the pack order only, never on
   // timing: every rank launches the same reductions in the same order.
@@ -84,7 +101,6 @@ std::vector<std::size_t> GradientReducer::block_ready(std::size_t block) {
     deferred_.pop_front();
     pack_rows_piece(bucket, packed);
   }
-  return packed;
 }
 
 bool GradientReducer::next_rows_buffer_free() const {

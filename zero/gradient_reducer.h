@@ -1,7 +1,8 @@
 // Gradient buckets: the backward hooks' side of ZeRO.
 //
 // After a block's backward, the engine calls block_ready(). Once a block's gradient is complete
-// (it and every block tied to it ran backward), its pieces are packed into their buckets —
+// (it ran backward, and every block tied to it added its part: tied_grads_ready() when that block
+// says so before its backward ends, as GPT-2's LM head does halfway through), its pieces are packed into their buckets —
 // converted to the communication dtype and laid out rank-major (partition.h) — and every bucket
 // whose pieces are all packed has its reduction launched on the comm stream: an all-reduce
 // (average) for stage 0, a reduce-scatter (average) onto this rank's range otherwise. The reduced
@@ -16,9 +17,9 @@
 // the step time differs.
 //
 // A block exchanged as rows (rows_block: a tied embedding, zero/lookup_rows.h) is complete when
-// the blocks tied to it ran backward (its own backward is the rows exchange, which the engine
+// the blocks tied to it added their parts (its own backward is the rows exchange, which the engine
 // runs). Its buckets are then reduced while the rest of backward runs: spread evenly over the
-// block_ready calls left (the first with the call that completed it), so that they do not all
+// block_ready and tied_grads_ready calls left (the first with the call that completed it), so that they do not all
 // wait for free bucket buffers at once, and never into the buffer of a bucket still filling
 // (those left go in finish()); a bucket it shares with other blocks goes with the last of them.
 //
@@ -62,6 +63,10 @@ class GradientReducer {
   // and have now been copied into their buckets (their buffers may be reused once the compute
   // stream passes this point).
   std::vector<std::size_t> block_ready(std::size_t block);
+  // Block b, tied to another, has added all it adds into that one's gradient, before the rest of
+  // its backward (models::BlockGrads::tied_grads_done): the tied block's gradient may be complete
+  // now. Returns what block_ready returns; block_ready(b) then reports b alone.
+  std::vector<std::size_t> tied_grads_ready(std::size_t block);
   // Waits for every reduction of this pass and folds it into the shard. Returns the blocks packed
   // only now (the rows block's last buckets), as block_ready does.
   std::vector<std::size_t> finish();
@@ -78,6 +83,8 @@ class GradientReducer {
     std::optional<std::size_t> bucket;  // the bucket whose reduction uses it
     Work work;
   };
+  void contribute(std::size_t block, std::vector<std::size_t>& packed);  // one of its contributors ran backward
+  void pack_deferred_share(std::vector<std::size_t>& packed);            // the rows buckets due now
   void pack(std::size_t block, std::vector<std::size_t>& packed);
   // The rows block is complete: its buckets wait in deferred_, or go with their other blocks.
   void defer_rows_block(std::vector<std::size_t>& packed);
@@ -100,6 +107,7 @@ class GradientReducer {
   std::vector<std::optional<std::size_t>> tied_to_;
   std::vector<std::size_t> contributors_;  // per block: itself + the blocks tied to it
   std::vector<std::size_t> pending_;       // per block: contributors that have not run backward
+  std::vector<bool> tied_reported_;        // per block: its tied gradient was reported before its end
   std::optional<std::size_t> rows_block_;
   bool rows_block_complete_ = false;       // this pass
   BufferView rows_grad_;                   // its gradient (the tied blocks' part), asked for once when it completed

@@ -90,6 +90,7 @@ struct BackwardLink {
   std::vector<std::size_t> held;     // blocks still gathered from forward: they take the budget until used
   std::vector<double> reduce_s;      // per reduction, in the order built by predict_step_time
   std::vector<std::size_t> ready_block;
+  std::vector<double> ready_early_s;  // per reduction: how long before ready_block's end it may go (empty: 0)
   std::vector<std::size_t> first_block;  // per buffered reduction: the block whose end takes its buffer
   std::size_t buffered = 0;          // the first `buffered` reductions take a bucket buffer
   std::size_t buffers = 0;           // bucket buffers (0: as many as needed)
@@ -165,14 +166,20 @@ double backward_exposed(const std::vector<double>& block_s, const BackwardLink& 
     if (gathers_own) t = std::max(t, gathered[b]);
     t += block_s[b];
     // A bucket takes its buffer when its first block ends, after the reduction of the bucket that
-    // held the buffer before it (a bucket not yet reduced then holds nothing to wait for).
-    for (std::size_t k = 0; k < in.reduce_s.size(); ++k) {
+    // held the buffer before it (a bucket not yet reduced then holds nothing to wait for). The
+    // reductions the block completes before its end (a tied gradient) go first, from that point.
+    auto early = [&](std::size_t k) { return in.ready_early_s.empty() ? 0.0 : in.ready_early_s[k]; };
+    auto take_buffer_and_issue = [&](std::size_t k) {
       if (k < in.buffered && in.buffers > 0 && in.first_block[k] == b) {
         if (acquired.size() >= in.buffers) t = std::max(t, reduced[acquired[acquired.size() - in.buffers]]);
         acquired.push_back(k);
       }
-      if (in.ready_block[k] == b) reduced[k] = link = std::max(link, t) + in.reduce_s[k];
-    }
+      if (in.ready_block[k] == b) reduced[k] = link = std::max(link, t - early(k)) + in.reduce_s[k];
+    };
+    for (std::size_t k = 0; k < in.reduce_s.size(); ++k)
+      if (in.ready_block[k] == b && early(k) > 0.0) take_buffer_and_issue(k);
+    for (std::size_t k = 0; k < in.reduce_s.size(); ++k)
+      if (in.ready_block[k] != b || early(k) == 0.0) take_buffer_and_issue(k);
   }
   return std::max(0.0, std::max(t, link) - sum(block_s));
 }
@@ -190,6 +197,10 @@ void check(const StepTimeInputs& in) {
   if (in.block_compute_share.empty()) throw std::invalid_argument("predict_step_time: a model has blocks");
   for (double w : in.block_compute_share)
     if (!(w >= 0.0)) throw std::invalid_argument("predict_step_time: a block's compute share must not be negative");
+  if (!in.bucket_ready_share.empty() && in.bucket_ready_share.size() != in.bucket_comm_bytes.size())
+    throw std::invalid_argument("predict_step_time: ready shares are per bucket, or not given");
+  for (double s : in.bucket_ready_share)
+    if (!(s >= 0.0 && s <= 1.0)) throw std::invalid_argument("predict_step_time: a ready share lies in [0, 1]");
   if (in.bucket_ready_block.size() != in.bucket_comm_bytes.size() ||
       (!in.bucket_first_block.empty() && in.bucket_first_block.size() != in.bucket_comm_bytes.size()))
     throw std::invalid_argument("predict_step_time: every bucket needs the block that completes it (and its first)");
@@ -261,6 +272,9 @@ StepTimePrediction predict_step_time(const StepTimeInputs& in) {
     reduce.push_back(all_gather_seconds(in.rows_gather_bytes, n, in.link));
     reduce_ready.push_back(in.rows_ready_block);
   }
+  std::vector<double> reduce_early(reduce.size(), 0.0);  // a bucket completed before its block's end
+  for (std::size_t k = 0; k < in.bucket_ready_share.size(); ++k)
+    reduce_early[k] = (1.0 - in.bucket_ready_share[k]) * in.block_compute_share[in.bucket_ready_block[k]] * t_bwd;
   if (in.stage > 0)
     for (std::size_t b = 0; b < in.block_gather_bytes.size(); ++b) {
       // A block published in K pieces: K all-gathers, each paying the ring's latency.
@@ -282,6 +296,7 @@ StepTimePrediction predict_step_time(const StepTimeInputs& in) {
   BackwardLink backward;  // the reductions; stage 3 adds its gathers
   backward.reduce_s = reduce;
   backward.ready_block = reduce_ready;
+  backward.ready_early_s = reduce_early;
   backward.first_block = in.bucket_first_block.empty() ? in.bucket_ready_block : in.bucket_first_block;
   backward.buffered = in.bucket_comm_bytes.size();
   backward.buffers = in.bucket_buffers;
@@ -336,6 +351,7 @@ StepTimePrediction predict_step_time(const StepTimeInputs& in) {
     p.exposed_s = g * backward_exposed(backward_s, backward) + forwards_exposed + statistics;
     backward.reduce_s.clear();  // without overlap: after backward, which then has its gathers alone
     backward.ready_block.clear();
+    backward.ready_early_s.clear();
     p.step_without_overlap_s = p.compute_s + g * (r + backward_exposed(backward_s, backward)) + forwards_exposed +
                                statistics;
   }
@@ -371,15 +387,20 @@ StepTimeInputs step_time_inputs(const models::Model& model, const ZeroOptions& o
   // A block's gradient is complete when the last of its users' backward ends: its own, or that of
   // a block tied to it (GPT-2's LM head adds to the embedding's gradient first). A tied embedding
   // exchanged as rows: the blocks tied to it only, and its rows gathered when backward reaches it.
+  // The last contributor may add its part before its own backward ends (completed_share).
   std::vector<std::size_t> completed_by(blocks);
   std::iota(completed_by.begin(), completed_by.end(), 0);
+  std::vector<double> completed_share(blocks, 1.0);
   if (const auto rows = rows_exchanged_block(model, options, world_size, B, T, device)) {
-    completed_by[*rows] = blocks - 1;
+    completed_by[*rows] = blocks;  // by the blocks tied to it alone (one at least)
     in.rows_gather_bytes = static_cast<double>(lookup_rows_buffer_bytes(model, *rows, options, world_size, B, T));
     in.rows_ready_block = *rows + 1;
   }
   for (std::size_t b = 0; b < blocks; ++b)
-    if (const auto tied = model.block(b).tied_block()) completed_by[*tied] = std::min(completed_by[*tied], b);
+    if (const auto tied = model.block(b).tied_block(); tied && b < completed_by[*tied]) {
+      completed_by[*tied] = b;
+      completed_share[*tied] = model.block(b).tied_grads_done_share();
+    }
 
   const double comm_size = static_cast<double>(dtype_size(options.comm_dtype));
   const double compute_size = static_cast<double>(dtype_size(options.compute_dtype));
@@ -390,7 +411,11 @@ StepTimeInputs step_time_inputs(const models::Model& model, const ZeroOptions& o
       ready = std::min(ready, completed_by[b]);
       first = std::max(first, completed_by[b]);
     }
+    double share = 0.0;  // the latest of the pieces that the ready block completes
+    for (std::size_t b : plan.bucket(k).blocks())
+      if (completed_by[b] == ready) share = std::max(share, completed_share[b]);
     in.bucket_ready_block.push_back(ready);
+    in.bucket_ready_share.push_back(share);
     in.bucket_first_block.push_back(first);
   }
   if (options.stage > 0)

@@ -139,6 +139,9 @@ struct StepTimeInputs {
   std::vector<double> block_compute_share;     // w_b, blocks in forward order; they sum to 1
   std::vector<double> bucket_comm_bytes;       // s_k, launch order
   std::vector<std::size_t> bucket_ready_block;  // b_k
+  // The share of b_k's backward after which bucket k is complete (empty: 1 for every bucket, its
+  // end): a tied gradient completed before its user's backward ends (Block::tied_grads_done_share).
+  std::vector<double> bucket_ready_share;
   // The block whose backward's end gives bucket k its first piece, when it takes a bucket buffer
   // (empty: b_k; a bucket spanning two blocks takes it when the later one ends).
   std::vector<std::size_t> bucket_first_block;
@@ -155,7 +158,7 @@ struct StepTimeInputs {
   // A tied embedding's lookup gradient sent as rows (zero/lookup_rows.h): the all-gathers' output
   // bytes (0: none), issued once every micro batch's backward reaches that block, i.e. when block
   // rows_ready_block (the one after it) finishes; its buckets are ready when the blocks tied to it
-  // finish (bucket_ready_block).
+  // have added their parts (bucket_ready_block, bucket_ready_share).
   double rows_gather_bytes = 0.0;
   std::size_t rows_ready_block = 0;
   // Stage 3: bytes of parameters gathered ahead of the block in use (stage3_prefetch_bucket_size;

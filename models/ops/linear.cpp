@@ -27,8 +27,8 @@ void linear_backward(float* dinp, float* dweight, float* dbias, const float* dou
                      const float* weight, int N, int IC, int OC, int ldo) {
   if (dinp)  // dinp (N, IC) = dout (N, OC) * weight (OC, IC)
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, IC, OC, 1.0f, dout, ldo, weight, IC, 0.0f, dinp, IC);
-  // dweight (OC, IC) += dout^T (OC, N) * inp (N, IC)
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, IC, N, 1.0f, dout, ldo, inp, IC, 1.0f, dweight, IC);
+  if (dweight)  // dweight (OC, IC) += dout^T (OC, N) * inp (N, IC)
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, IC, N, 1.0f, dout, ldo, inp, IC, 1.0f, dweight, IC);
   if (dbias)
     for (int n = 0; n < N; ++n)
       for (int o = 0; o < OC; ++o) dbias[o] += dout[static_cast<std::size_t>(n) * ldo + o];
@@ -85,7 +85,8 @@ void bf16_linear_backward(BufferView dinp, BufferView dweight, BufferView dbias,
     convert_host(product, DType::f32, dinp.data, DType::bf16, sz(N, IC));
   }
   cpu::Fp32Views w;  // dweight and dbias accumulate: widened, added to, rounded once
-  cpu::bf16_gemm(true, false, OC, IC, N, bf16_data(dout), ldo, bf16_data(inp), IC, w.out(dweight), IC, true, threads);
+  if (float* dw = w.out(dweight))
+    cpu::bf16_gemm(true, false, OC, IC, N, bf16_data(dout), ldo, bf16_data(inp), IC, dw, IC, true, threads);
   if (float* db = w.out(dbias)) {
     float* row = scratch(OC);
     for (int n = 0; n < N; ++n) {
@@ -124,7 +125,7 @@ void linear_backward(ComputeContext& ctx, BufferView dinp, BufferView dweight, B
   check_act(ctx, dout, sz(N - 1, ldo) + OC, "linear dout");
   check_act(ctx, inp, sz(N, IC), "linear inp");
   check_act(ctx, weight, sz(OC, IC), "linear weight");
-  check_act(ctx, dweight, sz(OC, IC), "linear dweight");
+  if (dweight.numel > 0) check_act(ctx, dweight, sz(OC, IC), "linear dweight");
   if (dinp.numel > 0) check_act(ctx, dinp, sz(N, IC), "linear dinp");
   if (dbias.numel > 0) check_act(ctx, dbias, OC, "linear dbias");
   if (ctx.device().is_cuda())

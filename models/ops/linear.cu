@@ -29,7 +29,7 @@ void linear_backward(ComputeContext& ctx, BufferView dinp, BufferView dweight, B
     g.A = dout.data, g.lda = ldo, g.B = weight.data, g.ldb = IC, g.C = dinp.data, g.ldc = IC;
     cuda::gemm(c, g);
   }
-  {  // dweight (OC, IC) += dout^T (OC, N) inp (N, IC)
+  if (dweight.numel > 0) {  // dweight (OC, IC) += dout^T (OC, N) inp (N, IC)
     cuda::GemmArgs g;
     g.trans_a = true;
     g.M = OC, g.N = IC, g.K = N;

@@ -12,7 +12,8 @@ void linear_forward(float* out, const float* inp, const float* weight, const flo
                     int ldo);
 // dout (N, OC) with row stride ldo -> dinp (N, IC), dweight (OC, IC), dbias (OC).
 // dweight and dbias accumulate (+=); dinp is overwritten.
-// dinp may be null when the input needs no gradient; dbias null when there is no bias.
+// dinp may be null when the input needs no gradient, dweight when the caller computes it in
+// another call (a tied weight's gradient first), dbias when there is no bias.
 void linear_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
                      const float* weight, int N, int IC, int OC, int ldo);
 
@@ -26,8 +27,8 @@ int blas_threads();  // OpenBLAS's thread count
 
 namespace zt::models::ops {
 
-// On a context's views: bias, dbias and dinp may be empty views (numel 0) when absent or not
-// needed; dinp is overwritten, dweight and dbias accumulate.
+// On a context's views: bias, dbias, dinp and dweight may be empty views (numel 0) when absent or
+// not needed; dinp is overwritten, dweight and dbias accumulate.
 void linear_forward(ComputeContext& ctx, BufferView out, BufferView inp, BufferView weight, BufferView bias, int N,
                     int IC, int OC, int ldo);
 void linear_backward(ComputeContext& ctx, BufferView dinp, BufferView dweight, BufferView dbias, BufferView dout,

@@ -200,6 +200,47 @@ TEST(GPT2Model, BackwardAccumulatesAndLossScaleScales) {
   for (float g : state.grads_f32()) ASSERT_EQ(g, 0.0f);
 }
 
+// The LM head reports its tied table's gradient done (BlockGrads::tied_grads_done) before it
+// computes its input's gradient, so that the engine reduces the table meanwhile: at the report the
+// table's gradient is final and the input's gradient not yet written. A block that does not split
+// its backward is reported done at its end, once.
+TEST(GPT2Model, TheHeadReportsItsTiedGradientBeforeItsInputsGradient) {
+  GPT2 model(GPT2Config::preset("tiny"));
+  auto ctx = ComputeContext::cpu();
+  ModelState state(model, Device::cpu(), DType::f32);
+  state.init(3);
+  Activations acts(model, 2, 8, Device::cpu(), DType::f32);
+  std::vector<std::int32_t> tokens(16), targets(16);
+  for (int i = 0; i < 16; ++i) tokens[i] = (i * 7) % 64, targets[i] = (i * 5 + 1) % 64;
+  acts.set_tokens(tokens, targets);
+  forward(*ctx, model, state, acts);
+  auto values = [](BufferView v) { return std::vector<float>(v.as<float>(), v.as<float>() + v.numel); };
+  const std::size_t head = model.num_blocks() - 1;
+  const BufferView d_input = acts.d_input(head);
+  std::fill(d_input.as<float>(), d_input.as<float>() + d_input.numel, 7.0f);
+  const std::vector<float> untouched = values(d_input);
+  int reports = 0;
+  std::vector<float> table_at_report, d_input_at_report;
+  backward_block(*ctx, model, head, state.block_params(head), state.grads(head), state.grads(0), acts, 1.0f, [&] {
+    ++reports;
+    table_at_report = values(state.grads(0));
+    d_input_at_report = values(d_input);
+  });
+  EXPECT_EQ(reports, 1);
+  EXPECT_EQ(table_at_report, values(state.grads(0)));
+  EXPECT_NE(table_at_report, std::vector<float>(table_at_report.size(), 0.0f));
+  EXPECT_EQ(d_input_at_report, untouched);
+  EXPECT_NE(values(d_input), untouched);
+  EXPECT_EQ(model.block(head).tied_grads_done_share(), 0.5);
+
+  const std::size_t last_layer = head - 1;
+  reports = 0;
+  backward_block(*ctx, model, last_layer, state.block_params(last_layer), state.grads(last_layer), {}, acts, 1.0f,
+                 [&] { ++reports; });
+  EXPECT_EQ(reports, 1);
+  EXPECT_EQ(model.block(last_layer).tied_grads_done_share(), 1.0);
+}
+
 TEST(MLPModel, WholeModelGradcheck) {
   MLPConfig c{6, 10, 2, 4};
   MLP model(c);

@@ -143,6 +143,49 @@ TEST_F(ReducerGathererTest, ReducerInPlaceLeavesTheSumWithoutBuffers) {
   }
 }
 
+// A tied embedding exchanged as rows (block 0, tied to block 2, the "head"): when the head reports
+// its part of block 0's gradient done before its backward ends (tied_grads_ready), the first of
+// block 0's buckets is launched then, not after the head's end, and the shard is bitwise what
+// reporting it at the end gives.
+TEST_F(ReducerGathererTest, ATiedGradientReportedEarlyIsReducedBeforeItsUsersEnd) {
+  const int n = world_->world_size();
+  const std::vector<std::size_t> numels{40 * static_cast<std::size_t>(n), 30, 20};
+  const std::vector<std::optional<std::size_t>> tied{std::nullopt, std::nullopt, 0};
+  PartitionPlan plan(numels, n, 8 * static_cast<std::size_t>(n));
+  ASSERT_GT(plan.block(0).buckets.size(), 2u);
+  auto reduce = [&](bool early, std::size_t& launched_before_head_end) {
+    ExposedTime exposed;
+    MemoryTracker tracker;
+    GradientReducer reducer(plan, tied, *world_, compute_, Device::cpu(), DType::f32, true, 2, exposed, tracker, 0);
+    Buffer shard(Device::cpu(), DType::f32, plan.shard_numel(), MemCategory::grads, tracker);
+    std::vector<Buffer> grads;
+    for (std::size_t b = 0; b < numels.size(); ++b) {
+      grads.emplace_back(Device::cpu(), DType::f32, numels[b], MemCategory::workspace, tracker);
+      for (std::size_t i = 0; i < numels[b]; ++i) grads[b].view().as<float>()[i] = grad_value(world_->rank(), b, i);
+    }
+    reducer.begin(shard.view(), [&](std::size_t b) { return grads[b].view(); });
+    if (early) {
+      EXPECT_TRUE(reducer.tied_grads_ready(2).empty());  // not all of block 0's buckets yet
+    }
+    launched_before_head_end = reducer.take_completed_works().size();
+    reducer.block_ready(2);
+    reducer.block_ready(1);
+    reducer.finish();
+    EXPECT_THROW(reducer.tied_grads_ready(1), std::logic_error);  // block 1 is tied to none
+    const float* values = shard.data_as<float>();
+    return std::vector<float>(values, values + shard.numel());
+  };
+  std::size_t early_launches = 0, late_launches = 0;
+  const std::vector<float> early = reduce(true, early_launches), late = reduce(false, late_launches);
+  EXPECT_GE(early_launches, 1u);  // block 0's first share of buckets, the rest spread over blocks 2 and 1
+  EXPECT_EQ(late_launches, 0u);
+  ASSERT_EQ(early, late);
+  const PartitionPlan::Chunk chunk = plan.chunk(0, world_->rank());
+  float want = 0.0f;
+  for (int r = 0; r < n; ++r) want += grad_value(r, 0, chunk.begin + 3);
+  EXPECT_NEAR(early[plan.block(0).shard_offset + 3], want / static_cast<float>(n), 1e-5f * want);
+}
+
 // The plan's reduction and the communicator must agree: a reduce-scatter has one shard per rank,
 // an all-reduce (in place or not) one shard, and a plan cannot say all-reduce over several.
 TEST_F(ReducerGathererTest, ThePlansReductionMustFitTheWorld) {

@@ -260,6 +260,26 @@ TEST(StepTimeModel, ATiedEmbeddingSentAsRowsIsReducedDuringBackward) {
   EXPECT_THROW(predict_step_time(in), std::invalid_argument);
 }
 
+TEST(StepTimeModel, ATiedGradientCompleteHalfwayThroughItsUsersBackwardIsReducedFromThere) {
+  // As above, but block 2 (the head) completes block 0's gradient halfway through its backward
+  // (1/3 s): block 0's bucket runs 1/3 to 5/6 s, bucket 0 to 4/3 s, bucket 1 to 11/6 s and the rows
+  // to 29/15 s, inside backward's 2 s: backward exposes nothing, 4/15 s less than above.
+  StepTimeInputs in = three_blocks(2);
+  in.bucket_ready_block = {2, 1, 2};
+  in.rows_gather_bytes = 200.0;
+  in.rows_ready_block = 1;
+  const double at_the_end = predict_step_time(in).exposed_s;
+  in.bucket_ready_share = {1.0, 1.0, 0.5};
+  const StepTimePrediction p = predict_step_time(in);
+  EXPECT_DOUBLE_EQ(p.comm_s, 1.5 + 0.1 + 1.5);
+  EXPECT_NEAR(p.exposed_s, 5.0 / 6, 1e-12);
+  EXPECT_NEAR(at_the_end - p.exposed_s, 4.0 / 15, 1e-12);
+  in.bucket_ready_share = {1.0, 1.0};
+  EXPECT_THROW(predict_step_time(in), std::invalid_argument);  // one per bucket
+  in.bucket_ready_share = {1.0, 1.0, 1.5};
+  EXPECT_THROW(predict_step_time(in), std::invalid_argument);
+}
+
 TEST(StepTimeModel, StageTwoReducesEveryMicroBatchStageOneOnce) {
   StepTimeInputs in = three_blocks(1);
   in.micro_batches = 2;
@@ -487,12 +507,17 @@ TEST(StepTimeInputs, ATiedEmbeddingSentAsRowsIsCompleteAfterTheHead) {
   const StepTimeInputs in = step_time_inputs(model, options, 3, 2, 16, Device::cpu(), rates, link);
   const PartitionPlan plan = make_partition_plan(model, options, 3);
   const std::size_t head = model.num_blocks() - 1;
-  for (std::size_t bucket : plan.block(0).buckets) EXPECT_EQ(in.bucket_ready_block[bucket], head) << bucket;
+  for (std::size_t bucket : plan.block(0).buckets) {
+    EXPECT_EQ(in.bucket_ready_block[bucket], head) << bucket;
+    EXPECT_EQ(in.bucket_ready_share[bucket], 0.5) << bucket;  // the head's weight gradient comes first
+  }
+  EXPECT_EQ(in.bucket_ready_share[plan.block(head).buckets.front()], 1.0);
   EXPECT_EQ(in.rows_gather_bytes, static_cast<double>(lookup_rows_buffer_bytes(model, 0, options, 3, 2, 16)));
   EXPECT_EQ(in.rows_ready_block, 1u);
   options.embedding_gradient = EmbeddingGradient::dense;
   const StepTimeInputs dense = step_time_inputs(model, options, 3, 2, 16, Device::cpu(), rates, link);
   EXPECT_EQ(dense.bucket_ready_block.back(), 0u);
+  EXPECT_EQ(dense.bucket_ready_share.back(), 1.0);  // block 0's own backward, the last, completes it
   EXPECT_EQ(dense.rows_gather_bytes, 0.0);
 }
 
