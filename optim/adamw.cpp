@@ -9,7 +9,8 @@
 
 // The update loop is compiled for AVX2 and AVX-512 beside the x86-64 baseline and the best one
 // is chosen at load time (GCC function multi-versioning); this file is built with
-// -O3 -fno-math-errno (optim/CMakeLists.txt) so that the square root vectorises.
+// -O3 -fno-math-errno (optim/CMakeLists.txt) so that the square root vectorises, and without FMA
+// contraction so that every clone, and every lane of one, rounds each element's update alike.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define ZT_ADAMW_KERNEL __attribute__((target_clones("default", "avx2", "avx512f")))
 #else
