@@ -140,13 +140,8 @@ TEST(LlamaModel, WholeModelGradcheckMultiHeadWithLlama3Scaling) {
 
 TEST(LlamaModel, BackwardAccumulatesAndTheInitialLossIsUniform) {
   Llama model(LlamaConfig::preset("llama-tiny"));
-  auto ctx = ComputeContext::cpu();
-  ModelState state(model, Device::cpu(), DType::f32);
-  state.init(3);
-  Activations acts(model, 2, 8, Device::cpu(), DType::f32);
-  std::vector<std::int32_t> tokens(16), targets(16);
-  for (int i = 0; i < 16; ++i) tokens[i] = (i * 7) % 256, targets[i] = (i * 5 + 1) % 256;
-  acts.set_tokens(tokens, targets);
+  TinyTraining run(model, 256);
+  auto& [ctx, state, acts] = run;
   EXPECT_NEAR(forward(*ctx, model, state, acts), std::log(256.0f), 0.1f);
   backward(*ctx, model, state, acts);
   std::vector<float> once = state.grads_f32();

@@ -1,10 +1,12 @@
-// Whole-model finite-difference check on every parameter of a model (CPU, fp32), shared by the
-// GPT-2, MLP and Llama model tests.
+// Whole-model finite-difference check on every parameter of a model (CPU, fp32), and a small
+// fp32 training setup, shared by the GPT-2, MLP and Llama model tests.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,6 +15,21 @@
 #include "models/model_state.h"
 
 namespace zt::models::test {
+
+// A model on the CPU in fp32 with its seed-3 parameters, and a 2 x 8 batch of deterministic tokens
+// below `vocab` (every target valid).
+struct TinyTraining {
+  TinyTraining(const Model& model, int vocab)
+      : state(model, Device::cpu(), DType::f32), acts(model, 2, 8, Device::cpu(), DType::f32) {
+    state.init(3);
+    std::vector<std::int32_t> tokens(16), targets(16);
+    for (int i = 0; i < 16; ++i) tokens[i] = (i * 7) % vocab, targets[i] = (i * 5 + 1) % vocab;
+    acts.set_tokens(tokens, targets);
+  }
+  std::unique_ptr<ComputeContext> ctx = ComputeContext::cpu();
+  ModelState state;
+  Activations acts;
+};
 
 // Whole-model check on every parameter. The objective is the mean loss (O(1), summed in double
 // from the per-position fp32 losses); gradients are O(1e-3..1e-1). With step h = 2e-3, fp32

@@ -181,13 +181,8 @@ TEST(GPT2Model, WholeModelGradcheckIncludingTiedHead) {
 
 TEST(GPT2Model, BackwardAccumulatesAndLossScaleScales) {
   GPT2 model(GPT2Config::preset("tiny"));
-  auto ctx = ComputeContext::cpu();
-  ModelState state(model, Device::cpu(), DType::f32);
-  state.init(3);
-  Activations acts(model, 2, 8, Device::cpu(), DType::f32);
-  std::vector<std::int32_t> tokens(16), targets(16);
-  for (int i = 0; i < 16; ++i) tokens[i] = (i * 7) % 64, targets[i] = (i * 5 + 1) % 64;
-  acts.set_tokens(tokens, targets);
+  TinyTraining run(model, 64);
+  auto& [ctx, state, acts] = run;
   float loss = forward(*ctx, model, state, acts);
   EXPECT_NEAR(loss, std::log(64.0f), 0.1f);  // near-uniform predictions at init
   backward(*ctx, model, state, acts);
@@ -206,13 +201,8 @@ TEST(GPT2Model, BackwardAccumulatesAndLossScaleScales) {
 // its backward is reported done at its end, once.
 TEST(GPT2Model, TheHeadReportsItsTiedGradientBeforeItsInputsGradient) {
   GPT2 model(GPT2Config::preset("tiny"));
-  auto ctx = ComputeContext::cpu();
-  ModelState state(model, Device::cpu(), DType::f32);
-  state.init(3);
-  Activations acts(model, 2, 8, Device::cpu(), DType::f32);
-  std::vector<std::int32_t> tokens(16), targets(16);
-  for (int i = 0; i < 16; ++i) tokens[i] = (i * 7) % 64, targets[i] = (i * 5 + 1) % 64;
-  acts.set_tokens(tokens, targets);
+  TinyTraining run(model, 64);
+  auto& [ctx, state, acts] = run;
   forward(*ctx, model, state, acts);
   auto values = [](BufferView v) { return std::vector<float>(v.as<float>(), v.as<float>() + v.numel); };
   const std::size_t head = model.num_blocks() - 1;
