@@ -148,7 +148,11 @@ void GradientReducer::defer_rows_block(std::vector<std::size_t>& packed) {
   // The blocks still to report, each followed by its share of the deferred buckets.
   std::size_t later = 0;
   for (std::size_t b = 0; b < pending_.size(); ++b) later += b != *rows_block_ && pending_[b] > 0;
-  deferred_per_block_ = std::max<std::size_t>(1, (deferred_.size() + later) / std::max<std::size_t>(1, later + 1));
+  deferred_per_block_ = rows_buckets_per_report(deferred_.size(), later);
+}
+
+std::size_t rows_buckets_per_report(std::size_t deferred, std::size_t later) {
+  return std::max<std::size_t>(1, (deferred + later) / (later + 1));
 }
 
 void GradientReducer::pack_rows_piece(std::size_t bucket, std::vector<std::size_t>& packed) {

@@ -46,6 +46,12 @@
 
 namespace zt {
 
+// How many of a rows block's buckets that wait to be packed (its own, none shared with another
+// block) the reducer packs with the report that completes the block and with each later one:
+// `deferred` of them spread over that report and the `later` blocks still to report, at least one
+// each (those left go when backward finishes).
+std::size_t rows_buckets_per_report(std::size_t deferred, std::size_t later);
+
 class GradientReducer {
  public:
   // tied_to[b]: the block whose parameters block b also uses (its gradient feeds that block's).

@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
+#include <utility>
 
 #include "core/dtype.h"
 #include "models/activations.h"
+#include "zero/gradient_reducer.h"
 #include "zero/lookup_rows.h"
 #include "zero/memory_plan.h"
 #include "zero/param_gatherer.h"
@@ -208,7 +211,8 @@ void check(const StepTimeInputs& in) {
     for (std::size_t b : *blocks)
       if (b >= in.block_compute_share.size())
         throw std::invalid_argument("predict_step_time: a bucket names a block the model does not have");
-  if (!(in.rows_gather_bytes >= 0.0) || (in.rows_gather_bytes > 0.0 && in.rows_ready_block >= in.block_compute_share.size()))
+  if (!(in.rows_gather_bytes >= 0.0) || (in.rows_gather_bytes > 0.0 &&
+                                         (in.rows_ready_block == 0 || in.rows_ready_block >= in.block_compute_share.size())))
     throw std::invalid_argument("predict_step_time: a rows exchange needs its bytes and a block the model has");
   if (in.stage > 0 && in.block_gather_bytes.size() != in.block_compute_share.size())
     throw std::invalid_argument("predict_step_time: one gather size per block is needed at stages 1-3");
@@ -288,9 +292,13 @@ StepTimePrediction predict_step_time(const StepTimeInputs& in) {
   std::vector<double> backward_s(w.size());
   for (std::size_t b = 0; b < w.size(); ++b)
     backward_s[b] = w[b] * t_bwd + (in.block_recompute_s.empty() ? 0.0 : in.block_recompute_s[b]);
+  // A block exchanged as rows (the one before rows_ready_block) runs no backward of its own.
+  double skipped_s = 0.0;
+  if (in.rows_gather_bytes > 0.0) skipped_s = std::exchange(backward_s[in.rows_ready_block - 1], 0.0);
 
   StepTimePrediction p;
-  p.compute_s = g * (in.micro_batch_compute_s + sum(in.block_recompute_s)) + in.statistics_s + in.optimizer_s;
+  p.compute_s =
+      g * (in.micro_batch_compute_s + sum(in.block_recompute_s) - skipped_s) + in.statistics_s + in.optimizer_s;
   const std::vector<double> published =
       published_at(in.block_optimizer_share, in.optimizer_s, in.block_publish_pieces, gather);
   BackwardLink backward;  // the reductions; stage 3 adds its gathers
@@ -359,6 +367,31 @@ StepTimePrediction predict_step_time(const StepTimeInputs& in) {
   return p;
 }
 
+namespace {
+
+// The rows block's buckets that hold it alone, as GradientReducer packs them: rows_buckets_per_report
+// of them with the report that completes it (its user's, `share` of the way through that block's
+// backward) and with each later block's end, in backward order.
+void spread_rows_buckets(const PartitionPlan& plan, std::size_t rows, std::size_t user, double share,
+                         StepTimeInputs& in) {
+  std::vector<std::pair<std::size_t, double>> reports{{user, share}};
+  if (share < 1.0) reports.emplace_back(user, 1.0);  // the user's own end is a later report
+  for (std::size_t b = user; b-- > 0;)
+    if (b != rows) reports.emplace_back(b, 1.0);
+  std::vector<std::size_t> own;
+  for (std::size_t bucket : plan.block(rows).buckets)
+    if (plan.bucket(bucket).pieces.size() == 1) own.push_back(bucket);
+  const std::size_t per = rows_buckets_per_report(own.size(), reports.size() - 1);
+  for (std::size_t j = 0; j < own.size(); ++j) {
+    const auto& [block, at] = reports[std::min(j / per, reports.size() - 1)];
+    in.bucket_ready_block[own[j]] = block;
+    in.bucket_ready_share[own[j]] = at;
+    in.bucket_first_block[own[j]] = block;
+  }
+}
+
+}  // namespace
+
 StepTimeInputs step_time_inputs(const models::Model& model, const ZeroOptions& options, int world_size, int B, int T,
                                 Device device, const models::DeviceRates& rates, const LinkModel& link) {
   const PartitionPlan plan = make_partition_plan(model, options, world_size);
@@ -391,7 +424,8 @@ StepTimeInputs step_time_inputs(const models::Model& model, const ZeroOptions& o
   std::vector<std::size_t> completed_by(blocks);
   std::iota(completed_by.begin(), completed_by.end(), 0);
   std::vector<double> completed_share(blocks, 1.0);
-  if (const auto rows = rows_exchanged_block(model, options, world_size, B, T, device)) {
+  const std::optional<std::size_t> rows = rows_exchanged_block(model, options, world_size, B, T, device);
+  if (rows) {
     completed_by[*rows] = blocks;  // by the blocks tied to it alone (one at least)
     in.rows_gather_bytes = static_cast<double>(lookup_rows_buffer_bytes(model, *rows, options, world_size, B, T));
     in.rows_ready_block = *rows + 1;
@@ -418,6 +452,7 @@ StepTimeInputs step_time_inputs(const models::Model& model, const ZeroOptions& o
     in.bucket_ready_share.push_back(share);
     in.bucket_first_block.push_back(first);
   }
+  if (rows) spread_rows_buckets(plan, *rows, completed_by[*rows], completed_share[*rows], in);
   if (options.stage > 0)
     for (std::size_t b = 0; b < blocks; ++b)
       in.block_gather_bytes.push_back(static_cast<double>(plan.block(b).padded_numel) * compute_size);

@@ -158,7 +158,9 @@ struct StepTimeInputs {
   // A tied embedding's lookup gradient sent as rows (zero/lookup_rows.h): the all-gathers' output
   // bytes (0: none), issued once every micro batch's backward reaches that block, i.e. when block
   // rows_ready_block (the one after it) finishes; its buckets are ready when the blocks tied to it
-  // have added their parts (bucket_ready_block, bucket_ready_share).
+  // have added their parts, those it holds alone spread over the reports that follow as the reducer
+  // packs them (bucket_ready_block, bucket_ready_share). Its own backward takes no time (the
+  // exchange replaces it).
   double rows_gather_bytes = 0.0;
   std::size_t rows_ready_block = 0;
   // Stage 3: bytes of parameters gathered ahead of the block in use (stage3_prefetch_bucket_size;

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "models/gpt2.h"
+#include "zero/gradient_reducer.h"
 #include "zero/lookup_rows.h"
 #include "zero/memory_plan.h"
 #include "zero/shard_optimizer.h"
@@ -246,16 +247,20 @@ TEST(StepTimeModel, AFirstBlockPublishedInPiecesStartsItsGatherAfterItsFirstPiec
 
 TEST(StepTimeModel, ATiedEmbeddingSentAsRowsIsReducedDuringBackward) {
   // Block 0's bucket (the last) is ready when block 2, tied to it, finishes (2/3 s), not when
-  // block 0 does (2 s); its rows (an all-gather of 200 bytes: 0.1 s) go when block 1 finishes
-  // (4/3 s). The link runs them as issued: bucket 0 and block 0's bucket from 2/3 s (to 7/6 and
-  // 5/3 s), bucket 1 from 5/3 s, then the rows: 13/6 + 0.1 s, 4/15 s after backward's 2 s.
+  // block 0 does; its rows (an all-gather of 200 bytes: 0.1 s) go when block 1 finishes (4/3 s),
+  // and block 0 runs no backward of its own (the exchange replaces it): backward ends at 4/3 s.
+  // The link runs them as issued: bucket 0 and block 0's bucket from 2/3 s (to 7/6 and 5/3 s),
+  // bucket 1 from 5/3 s, then the rows: 13/6 + 0.1 s, 5/6 + 0.1 s after backward.
   StepTimeInputs in = three_blocks(2);
   in.bucket_ready_block = {2, 1, 2};
   in.rows_gather_bytes = 200.0;
   in.rows_ready_block = 1;
   const StepTimePrediction p = predict_step_time(in);
+  EXPECT_DOUBLE_EQ(p.compute_s, 3.0 - 2.0 / 3);
   EXPECT_DOUBLE_EQ(p.comm_s, 1.5 + 0.1 + 1.5);
-  EXPECT_NEAR(p.exposed_s, (13.0 / 6 + 0.1 - 2.0) + 5.0 / 6, 1e-12);
+  EXPECT_NEAR(p.exposed_s, (13.0 / 6 + 0.1 - 4.0 / 3) + 5.0 / 6, 1e-12);
+  in.rows_ready_block = 0;  // the block after the rows block: there is none before block 0
+  EXPECT_THROW(predict_step_time(in), std::invalid_argument);
   in.rows_ready_block = 3;
   EXPECT_THROW(predict_step_time(in), std::invalid_argument);
 }
@@ -263,7 +268,7 @@ TEST(StepTimeModel, ATiedEmbeddingSentAsRowsIsReducedDuringBackward) {
 TEST(StepTimeModel, ATiedGradientCompleteHalfwayThroughItsUsersBackwardIsReducedFromThere) {
   // As above, but block 2 (the head) completes block 0's gradient halfway through its backward
   // (1/3 s): block 0's bucket runs 1/3 to 5/6 s, bucket 0 to 4/3 s, bucket 1 to 11/6 s and the rows
-  // to 29/15 s, inside backward's 2 s: backward exposes nothing, 4/15 s less than above.
+  // to 29/15 s, 3/5 s after backward's 4/3 s: 1/3 s less than above.
   StepTimeInputs in = three_blocks(2);
   in.bucket_ready_block = {2, 1, 2};
   in.rows_gather_bytes = 200.0;
@@ -272,8 +277,8 @@ TEST(StepTimeModel, ATiedGradientCompleteHalfwayThroughItsUsersBackwardIsReduced
   in.bucket_ready_share = {1.0, 1.0, 0.5};
   const StepTimePrediction p = predict_step_time(in);
   EXPECT_DOUBLE_EQ(p.comm_s, 1.5 + 0.1 + 1.5);
-  EXPECT_NEAR(p.exposed_s, 5.0 / 6, 1e-12);
-  EXPECT_NEAR(at_the_end - p.exposed_s, 4.0 / 15, 1e-12);
+  EXPECT_NEAR(p.exposed_s, 3.0 / 5 + 5.0 / 6, 1e-12);
+  EXPECT_NEAR(at_the_end - p.exposed_s, 1.0 / 3, 1e-12);
   in.bucket_ready_share = {1.0, 1.0};
   EXPECT_THROW(predict_step_time(in), std::invalid_argument);  // one per bucket
   in.bucket_ready_share = {1.0, 1.0, 1.5};
@@ -507,9 +512,18 @@ TEST(StepTimeInputs, ATiedEmbeddingSentAsRowsIsCompleteAfterTheHead) {
   const StepTimeInputs in = step_time_inputs(model, options, 3, 2, 16, Device::cpu(), rates, link);
   const PartitionPlan plan = make_partition_plan(model, options, 3);
   const std::size_t head = model.num_blocks() - 1;
-  for (std::size_t bucket : plan.block(0).buckets) {
-    EXPECT_EQ(in.bucket_ready_block[bucket], head) << bucket;
-    EXPECT_EQ(in.bucket_ready_share[bucket], 0.5) << bucket;  // the head's weight gradient comes first
+  // The embedding's own buckets as the reducer packs them: `per` with the head's report halfway
+  // through its backward (its weight gradient comes first), `per` at its end, then `per` at the end
+  // of each layer in backward order.
+  std::vector<std::size_t> own;
+  for (std::size_t bucket : plan.block(0).buckets)
+    if (plan.bucket(bucket).pieces.size() == 1) own.push_back(bucket);
+  ASSERT_GT(own.size(), 2u);
+  const std::size_t per = rows_buckets_per_report(own.size(), head);  // head's end and its layers
+  for (std::size_t j = 0; j < own.size(); ++j) {
+    const std::size_t report = std::min(j / per, head);  // 0: halfway, 1: the head's end, ...
+    EXPECT_EQ(in.bucket_ready_block[own[j]], report == 0 ? head : head + 1 - report) << j;
+    EXPECT_EQ(in.bucket_ready_share[own[j]], report == 0 ? 0.5 : 1.0) << j;
   }
   EXPECT_EQ(in.bucket_ready_share[plan.block(head).buckets.front()], 1.0);
   EXPECT_EQ(in.rows_gather_bytes, static_cast<double>(lookup_rows_buffer_bytes(model, 0, options, 3, 2, 16)));
