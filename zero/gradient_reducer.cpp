@@ -96,7 +96,8 @@ void GradientReducer::pack_deferred_share(std::vector<std::size_t>& packed) {
   // The rows block's buckets, spread over the backward that is left so that they are all out
   // before it ends. Which ones go now depends on the plan and the pack order only, never on
   // timing: every rank launches the same reductions in the same order.
-  for (std::size_t n = 0; n < deferred_per_block_ && !deferred_.empty() && next_rows_buffer_free(); ++n) {
+  const std::size_t count = std::exchange(deferred_now_, deferred_per_block_);
+  for (std::size_t n = 0; n < count && !deferred_.empty() && next_rows_buffer_free(); ++n) {
     const std::size_t bucket = deferred_.front();
     deferred_.pop_front();
     pack_rows_piece(bucket, packed);
@@ -148,11 +149,17 @@ void GradientReducer::defer_rows_block(std::vector<std::size_t>& packed) {
   // The blocks still to report, each followed by its share of the deferred buckets.
   std::size_t later = 0;
   for (std::size_t b = 0; b < pending_.size(); ++b) later += b != *rows_block_ && pending_[b] > 0;
-  deferred_per_block_ = rows_buckets_per_report(deferred_.size(), later);
+  const RowsBucketSpread spread = rows_bucket_spread(deferred_.size(), later, in_place_ ? 0 : slots_.size() - 1);
+  deferred_now_ = spread.first;  // the report completing the block packs them next
+  deferred_per_block_ = spread.per_report;
 }
 
-std::size_t rows_buckets_per_report(std::size_t deferred, std::size_t later) {
-  return std::max<std::size_t>(1, (deferred + later) / (later + 1));
+RowsBucketSpread rows_bucket_spread(std::size_t deferred, std::size_t later, std::size_t spare_buffers) {
+  auto even = [](std::size_t buckets, std::size_t reports) {
+    return std::max<std::size_t>(1, (buckets + reports - 1) / reports);
+  };
+  const std::size_t first = std::min(deferred, std::max(even(deferred, later + 1), spare_buffers));
+  return {.first = first, .per_report = even(deferred - first, std::max<std::size_t>(1, later))};
 }
 
 void GradientReducer::pack_rows_piece(std::size_t bucket, std::vector<std::size_t>& packed) {

@@ -46,11 +46,18 @@
 
 namespace zt {
 
-// How many of a rows block's buckets that wait to be packed (its own, none shared with another
-// block) the reducer packs with the report that completes the block and with each later one:
-// `deferred` of them spread over that report and the `later` blocks still to report, at least one
-// each (those left go when backward finishes).
-std::size_t rows_buckets_per_report(std::size_t deferred, std::size_t later);
+// How the reducer packs a rows block's buckets that wait to be packed (its own, none shared with
+// another block): `first` of them with the report that completes the block, then `per_report` with
+// each of the `later` blocks still to report (those left go when backward finishes). Spread evenly,
+// at least one each; but the first report takes as many as the `spare_buffers` take (the bucket
+// buffers less one, kept for the next block's bucket): until the next block ends, nothing else
+// wants the link, which would otherwise idle after the first bucket (GPT-2's LM head reports the
+// embedding's gradient halfway through its long backward).
+struct RowsBucketSpread {
+  std::size_t first = 1;
+  std::size_t per_report = 1;
+};
+RowsBucketSpread rows_bucket_spread(std::size_t deferred, std::size_t later, std::size_t spare_buffers);
 
 class GradientReducer {
  public:
@@ -119,7 +126,8 @@ class GradientReducer {
   BufferView rows_grad_;                   // its gradient (the tied blocks' part), asked for once when it completed
   std::deque<std::size_t> deferred_;       // its own buckets, not packed yet
   std::size_t rows_buckets_left_ = 0;      // its buckets not packed yet
-  std::size_t deferred_per_block_ = 1;     // deferred buckets packed after each block_ready
+  std::size_t deferred_now_ = 1;           // deferred buckets the next report packs
+  std::size_t deferred_per_block_ = 1;     // deferred buckets packed after each later report
   std::function<BufferView(std::size_t)> block_grad_;
   std::vector<std::size_t> unpacked_;      // per bucket: pieces not packed yet
   std::vector<std::optional<std::size_t>> slot_of_bucket_;

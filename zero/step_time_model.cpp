@@ -369,11 +369,12 @@ StepTimePrediction predict_step_time(const StepTimeInputs& in) {
 
 namespace {
 
-// The rows block's buckets that hold it alone, as GradientReducer packs them: rows_buckets_per_report
-// of them with the report that completes it (its user's, `share` of the way through that block's
-// backward) and with each later block's end, in backward order.
+// The rows block's buckets that hold it alone, as GradientReducer packs them (rows_bucket_spread):
+// the first ones with the report that completes it (its user's, `share` of the way through that
+// block's backward), the others a few with each later block's end, in backward order. buffers: the
+// bucket buffers the reducer takes in turn (0: it reduces in place).
 void spread_rows_buckets(const PartitionPlan& plan, std::size_t rows, std::size_t user, double share,
-                         StepTimeInputs& in) {
+                         std::size_t buffers, StepTimeInputs& in) {
   std::vector<std::pair<std::size_t, double>> reports{{user, share}};
   if (share < 1.0) reports.emplace_back(user, 1.0);  // the user's own end is a later report
   for (std::size_t b = user; b-- > 0;)
@@ -381,9 +382,11 @@ void spread_rows_buckets(const PartitionPlan& plan, std::size_t rows, std::size_
   std::vector<std::size_t> own;
   for (std::size_t bucket : plan.block(rows).buckets)
     if (plan.bucket(bucket).pieces.size() == 1) own.push_back(bucket);
-  const std::size_t per = rows_buckets_per_report(own.size(), reports.size() - 1);
+  const std::size_t spare = buffers > 0 ? std::min(buffers, plan.buckets().size()) - 1 : 0;
+  const RowsBucketSpread spread = rows_bucket_spread(own.size(), reports.size() - 1, spare);
   for (std::size_t j = 0; j < own.size(); ++j) {
-    const auto& [block, at] = reports[std::min(j / per, reports.size() - 1)];
+    const std::size_t report = j < spread.first ? 0 : 1 + (j - spread.first) / spread.per_report;
+    const auto& [block, at] = reports[std::min(report, reports.size() - 1)];
     in.bucket_ready_block[own[j]] = block;
     in.bucket_ready_share[own[j]] = at;
     in.bucket_first_block[own[j]] = block;
@@ -452,13 +455,13 @@ StepTimeInputs step_time_inputs(const models::Model& model, const ZeroOptions& o
     in.bucket_ready_share.push_back(share);
     in.bucket_first_block.push_back(first);
   }
-  if (rows) spread_rows_buckets(plan, *rows, completed_by[*rows], completed_share[*rows], in);
-  if (options.stage > 0)
-    for (std::size_t b = 0; b < blocks; ++b)
-      in.block_gather_bytes.push_back(static_cast<double>(plan.block(b).padded_numel) * compute_size);
   // The engine's reducer takes its buffers in turn (none where it reduces in place).
   if (plan.reduction() != GradientReduction::in_place)
     in.bucket_buffers = std::max<std::size_t>(2, bucket_buffer_count(plan, options));
+  if (rows) spread_rows_buckets(plan, *rows, completed_by[*rows], completed_share[*rows], in.bucket_buffers, in);
+  if (options.stage > 0)
+    for (std::size_t b = 0; b < blocks; ++b)
+      in.block_gather_bytes.push_back(static_cast<double>(plan.block(b).padded_numel) * compute_size);
   if (options.stage == 3) {
     in.prefetch_bytes = static_cast<double>(options.stage3_prefetch_bucket_size) * compute_size;
     in.hpz_group_size = options.zero_hpz_partition_size;

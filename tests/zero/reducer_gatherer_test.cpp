@@ -153,10 +153,12 @@ TEST_F(ReducerGathererTest, ATiedGradientReportedEarlyIsReducedBeforeItsUsersEnd
   const std::vector<std::optional<std::size_t>> tied{std::nullopt, std::nullopt, 0};
   PartitionPlan plan(numels, n, 8 * static_cast<std::size_t>(n));
   ASSERT_GT(plan.block(0).buckets.size(), 2u);
+  std::size_t buffers = 2;
   auto reduce = [&](bool early, std::size_t& launched_before_head_end) {
     ExposedTime exposed;
     MemoryTracker tracker;
-    GradientReducer reducer(plan, tied, *world_, compute_, Device::cpu(), DType::f32, true, 2, exposed, tracker, 0);
+    GradientReducer reducer(plan, tied, *world_, compute_, Device::cpu(), DType::f32, true, buffers, exposed, tracker,
+                            0);
     Buffer shard(Device::cpu(), DType::f32, plan.shard_numel(), MemCategory::grads, tracker);
     std::vector<Buffer> grads;
     for (std::size_t b = 0; b < numels.size(); ++b) {
@@ -175,15 +177,26 @@ TEST_F(ReducerGathererTest, ATiedGradientReportedEarlyIsReducedBeforeItsUsersEnd
     const float* values = shard.data_as<float>();
     return std::vector<float>(values, values + shard.numel());
   };
-  std::size_t early_launches = 0, late_launches = 0;
-  const std::vector<float> early = reduce(true, early_launches), late = reduce(false, late_launches);
-  EXPECT_GE(early_launches, 1u);  // block 0's first share of buckets, the rest spread over blocks 2 and 1
-  EXPECT_EQ(late_launches, 0u);
-  ASSERT_EQ(early, late);
+  std::size_t own = 0;  // block 0's buckets that hold it alone
+  for (std::size_t bucket : plan.block(0).buckets) own += plan.bucket(bucket).pieces.size() == 1;
+  ASSERT_EQ(own, 5u);
+  std::vector<float> late;
+  // With the report: an even share of the 5 over it and the 2 reports left (blocks 2 and 1), or
+  // what the spare buffers take where that is more (3 of 4 buffers); the rest spread over blocks 2
+  // and 1.
+  for (auto [b, launched] : {std::pair<std::size_t, std::size_t>{2, 2}, {4, 3}}) {
+    buffers = b;
+    std::size_t early_launches = 0, late_launches = 0;
+    const std::vector<float> early = reduce(true, early_launches);
+    late = reduce(false, late_launches);
+    EXPECT_EQ(early_launches, launched) << b << " buffers";
+    EXPECT_EQ(late_launches, 0u);
+    ASSERT_EQ(early, late) << b << " buffers";
+  }
   const PartitionPlan::Chunk chunk = plan.chunk(0, world_->rank());
   float want = 0.0f;
   for (int r = 0; r < n; ++r) want += grad_value(r, 0, chunk.begin + 3);
-  EXPECT_NEAR(early[plan.block(0).shard_offset + 3], want / static_cast<float>(n), 1e-5f * want);
+  EXPECT_NEAR(late[plan.block(0).shard_offset + 3], want / static_cast<float>(n), 1e-5f * want);
 }
 
 // The plan's reduction and the communicator must agree: a reduce-scatter has one shard per rank,

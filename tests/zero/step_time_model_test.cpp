@@ -501,6 +501,23 @@ TEST(StepTimeModel, RejectsImpossibleInputs) {
   EXPECT_THROW(predict_step_time(in), std::invalid_argument);
 }
 
+// The report that completes a rows block sends what the spare bucket buffers take, at least an
+// even share; the later reports share the rest evenly, at least one each.
+TEST(StepTimeInputs, TheRowsBucketsFillTheSpareBuffersFirstThenSpreadEvenly) {
+  using Spread = std::pair<std::size_t, std::size_t>;  // first, per_report
+  auto spread = [](std::size_t deferred, std::size_t later, std::size_t spare) {
+    const RowsBucketSpread s = rows_bucket_spread(deferred, later, spare);
+    return Spread{s.first, s.per_report};
+  };
+  EXPECT_EQ(spread(6, 13, 3), Spread(3, 1));   // GPT-2 124M, 4 buffers
+  EXPECT_EQ(spread(6, 13, 1), Spread(1, 1));   // two buffers: one spare
+  EXPECT_EQ(spread(10, 3, 1), Spread(3, 3));   // the even share is more
+  EXPECT_EQ(spread(10, 3, 5), Spread(5, 2));
+  EXPECT_EQ(spread(2, 5, 3), Spread(2, 1));    // no more than there are
+  EXPECT_EQ(spread(4, 0, 0), Spread(4, 1));    // no later report: all now
+  EXPECT_EQ(spread(0, 4, 3).first, 0u);
+}
+
 TEST(StepTimeInputs, ATiedEmbeddingSentAsRowsIsCompleteAfterTheHead) {
   models::GPT2 model(models::GPT2Config::preset("tiny"));
   ZeroOptions options;
@@ -512,16 +529,20 @@ TEST(StepTimeInputs, ATiedEmbeddingSentAsRowsIsCompleteAfterTheHead) {
   const StepTimeInputs in = step_time_inputs(model, options, 3, 2, 16, Device::cpu(), rates, link);
   const PartitionPlan plan = make_partition_plan(model, options, 3);
   const std::size_t head = model.num_blocks() - 1;
-  // The embedding's own buckets as the reducer packs them: `per` with the head's report halfway
-  // through its backward (its weight gradient comes first), `per` at its end, then `per` at the end
-  // of each layer in backward order.
+  // The embedding's own buckets as the reducer packs them: `first` with the head's report halfway
+  // through its backward (its weight gradient comes first), `per_report` at its end, then
+  // `per_report` at the end of each layer in backward order.
   std::vector<std::size_t> own;
   for (std::size_t bucket : plan.block(0).buckets)
     if (plan.bucket(bucket).pieces.size() == 1) own.push_back(bucket);
   ASSERT_GT(own.size(), 2u);
-  const std::size_t per = rows_buckets_per_report(own.size(), head);  // head's end and its layers
+  ASSERT_GE(in.bucket_buffers, 2u);
+  const std::size_t spare = std::min(in.bucket_buffers, plan.buckets().size()) - 1;
+  const RowsBucketSpread spread = rows_bucket_spread(own.size(), head, spare);  // head's end, layers
+  EXPECT_EQ(spread.first, std::min(own.size(), spare));  // what the spare buffers take, not one bucket
   for (std::size_t j = 0; j < own.size(); ++j) {
-    const std::size_t report = std::min(j / per, head);  // 0: halfway, 1: the head's end, ...
+    // 0: halfway, 1: the head's end, ...
+    const std::size_t report = std::min(j < spread.first ? 0 : 1 + (j - spread.first) / spread.per_report, head);
     EXPECT_EQ(in.bucket_ready_block[own[j]], report == 0 ? head : head + 1 - report) << j;
     EXPECT_EQ(in.bucket_ready_share[own[j]], report == 0 ? 0.5 : 1.0) << j;
   }
