@@ -25,9 +25,10 @@ void check_chunk_count(std::size_t numel, const char* what) {
         fmt::format("{}: a chunk of {} elements exceeds what one MPI call can take ({})", what, numel, INT_MAX));
 }
 
-// A ring step's chunk goes in pieces of about kPieceBytes (at most kMaxPieces), one after another:
-// the link carries piece j+1 while piece j is added and passed on, instead of idling through each
-// step's addition, and the next step starts with the first piece, not after the whole chunk.
+// A ring step's chunk goes in pieces of at least kPieceBytes, at most kMaxPieces of them (a chunk
+// under twice kPieceBytes goes whole), one after another: the link carries piece j+1 while piece j
+// is added and passed on, instead of idling through each step's addition, and the next step
+// starts with the first piece, not after the whole chunk.
 constexpr std::size_t kPieceBytes = std::size_t{512} << 10;
 constexpr std::size_t kMaxPieces = 8;
 
@@ -94,7 +95,8 @@ void ring_reduce_scatter(MPI_Comm comm, MPI_Op sum, const BufferView& in, const 
         ZT_MPI_CHECK(MPI_Reduce_local(own.data, recv.data, static_cast<int>(recv.numel), type, sum));
       }
       if (last) continue;
-      // Step s+1 receives into the buffer step s sent piece j from: that send must be over.
+      // From step 1 on, step s+1 receives into the buffer step s sent piece j from: that send
+      // must be over (at step 0 the wait is only redundant).
       complete_polling(sends[j], poll_interval);
       post(s + 1, j);
     }

@@ -7,9 +7,9 @@
 // ring moves (p-1)/p of the buffer over every link and spreads the additions evenly; on 2 ranks
 // over shared memory it is several times faster (bench/README.md, "reduce-scatter"). The additions
 // are MPI's own (MPI_Reduce_local with the communicator's sum op), so bf16/f16 round as before.
-// Each step goes in pieces of about 512 KiB: the link carries one piece while the rank adds and
-// passes on the one before, as NCCL's pipelined rings do. Every element is added in the same order
-// as without pieces.
+// Each step goes in up to 8 pieces of at least 512 KiB (a chunk under 1 MiB goes whole): the link
+// carries one piece while the rank adds and passes on the one before, as NCCL's pipelined rings
+// do. Every element is added in the same order as without pieces.
 #pragma once
 
 #include <mpi.h>

@@ -46,10 +46,10 @@
 //     once the reduction that held that buffer before has ended: until then backward waits; it
 //     is issued when block b_k finishes (buckets run in the order they are issued). A tied embedding
 //     exchanged as rows: its buckets are issued as the engine's reducer packs them
-//     (rows_bucket_spread: those the spare bucket buffers take when the blocks tied to it have
-//     added their parts, the rest a few at each later block's end), and one all-gather of its
-//     tokens and rows when the block after it finishes (the engine's two all-gathers differ by
-//     one latency term). E_b = (the later of backward's end and the last
+//     (rows_bucket_spread: those the spare bucket buffers take, at least an even share, when the
+//     blocks tied to it have added their parts, the rest a few at each later block's end), and
+//     one all-gather of its tokens and rows when the block after it finishes (the engine's two
+//     all-gathers differ by one latency term). E_b = (the later of backward's end and the last
 //     reduction's end) − (T_b + R_c).
 //   Forward: blocks run from first to last; block b waits for its gather, then runs w_b·T_f.
 //     E_f = forward's end − T_f.
