@@ -3,9 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <climits>
+#include <span>
 #include <stdexcept>
-#include <vector>
 
 #include "comm/mpi_check.h"
 #include "comm/mpi_progress.h"
@@ -32,6 +33,10 @@ void check_chunk_count(std::size_t numel, const char* what) {
 constexpr std::size_t kPieceBytes = std::size_t{512} << 10;
 constexpr std::size_t kMaxPieces = 8;
 
+// One request per piece in flight each way: a piece's next message is posted once its last one is
+// over.
+using PieceRequests = std::array<MPI_Request, kMaxPieces>;
+
 struct Pieces {
   std::size_t count = 1, numel = 0;  // numel: all but the last, which holds the rest
   Pieces(std::size_t chunk_numel, DType dtype)
@@ -43,6 +48,7 @@ struct Pieces {
     const std::size_t begin = std::min(j * numel, chunk.numel);
     return chunk.slice(begin, std::min(numel, chunk.numel - begin));
   }
+  std::span<MPI_Request> in_use(PieceRequests& requests) const { return std::span(requests).first(count); }
 };
 
 }  // namespace
@@ -75,7 +81,9 @@ void ring_reduce_scatter(MPI_Comm comm, MPI_Op sum, const BufferView& in, const 
   auto send_of = [&](int s) { return s == 0 ? chunk(r - 1) : partial(s - 1); };
   auto recv_of = [&](int s) { return s + 1 == steps && !in_place ? out : partial(s); };
   const Pieces pieces(n, in.dtype);
-  std::vector<MPI_Request> sends(pieces.count, MPI_REQUEST_NULL), recvs(pieces.count, MPI_REQUEST_NULL);
+  PieceRequests sends, recvs;
+  sends.fill(MPI_REQUEST_NULL);
+  recvs.fill(MPI_REQUEST_NULL);
   auto post = [&](int s, std::size_t j) {
     const BufferView recv = pieces.of(recv_of(s), j), send = pieces.of(send_of(s), j);
     ZT_MPI_CHECK(MPI_Irecv(recv.data, static_cast<int>(recv.numel), type, left, kRingTag, comm, &recvs[j]));
@@ -101,7 +109,7 @@ void ring_reduce_scatter(MPI_Comm comm, MPI_Op sum, const BufferView& in, const 
       post(s + 1, j);
     }
   }
-  complete_polling(sends, poll_interval);
+  complete_polling(pieces.in_use(sends), poll_interval);
 }
 
 void ring_all_gather(MPI_Comm comm, const BufferView& in, std::span<const BufferView> chunks, bool in_place,
@@ -123,21 +131,23 @@ void ring_all_gather(MPI_Comm comm, const BufferView& in, std::span<const Buffer
   // rest of its chunk.
   const int steps = p - 1;
   const Pieces pieces(in.numel, in.dtype);
-  std::vector<MPI_Request> sends, recvs(pieces.count, MPI_REQUEST_NULL);
-  sends.reserve(pieces.count * static_cast<std::size_t>(steps));
+  PieceRequests sends, recvs;
+  sends.fill(MPI_REQUEST_NULL);
+  recvs.fill(MPI_REQUEST_NULL);
   auto post = [&](int s, std::size_t j) {
     const BufferView recv = pieces.of(chunk(r - s - 1), j), send = pieces.of(chunk(r - s), j);
     ZT_MPI_CHECK(MPI_Irecv(recv.data, static_cast<int>(recv.numel), type, (r + p - 1) % p, kRingTag, comm, &recvs[j]));
-    sends.push_back(MPI_REQUEST_NULL);
-    ZT_MPI_CHECK(MPI_Isend(send.data, static_cast<int>(send.numel), type, (r + 1) % p, kRingTag, comm, &sends.back()));
+    ZT_MPI_CHECK(MPI_Isend(send.data, static_cast<int>(send.numel), type, (r + 1) % p, kRingTag, comm, &sends[j]));
   };
   for (std::size_t j = 0; j < pieces.count; ++j) post(0, j);
-  for (int s = 0; s < steps; ++s)
+  for (int s = 0; s + 1 < steps; ++s)
     for (std::size_t j = 0; j < pieces.count; ++j) {
       complete_polling(recvs[j], poll_interval);
-      if (s + 1 < steps) post(s + 1, j);
+      complete_polling(sends[j], poll_interval);  // piece j's request is reused
+      post(s + 1, j);
     }
-  complete_polling(sends, poll_interval);
+  complete_polling(pieces.in_use(recvs), poll_interval);
+  complete_polling(pieces.in_use(sends), poll_interval);
 }
 
 }  // namespace zt
