@@ -42,7 +42,7 @@ ZeroEngine::ZeroEngine(const models::Model& model, models::ComputeContext& ctx, 
       tracker_(tracker),
       plan_(make_partition_plan(model, options, comm.world_size())),
       optimizer_(model, plan_, options.stage == 0 ? 0 : comm.rank(), options, ctx.device(), tracker),
-      statistics_(ctx.device(), ctx.stream(), tracker),
+      statistics_(ctx.device(), ctx.stream(), model.num_blocks(), tracker),
       loss_scaler_(options.loss_scaler) {
   if (options.stage < 0 || options.stage > 3) throw std::invalid_argument("ZeRO stage must be 0, 1, 2 or 3");
   if (options.gradient_accumulation_steps < 1) throw std::invalid_argument("gradient accumulation steps must be >= 1");
@@ -230,7 +230,17 @@ void ZeroEngine::forward_backward(models::Activations& acts, bool boundary) {
   forward_pass(acts, true);
   models::ops::add_mean_loss(ctx_, statistics_.loss_accumulator(), acts.losses(), acts.valid_targets());
   const bool reduce_now = options_.stage >= 2 || boundary;
-  if (reduce_now) reducer_->begin(grad_shard_.view(), [this](std::size_t b) { return complete_grad(b); });
+  if (reduce_now) {
+    // The last micro batch's reductions are final: each block's chunk is measured for the gradient
+    // norm as soon as it lands, while the rest of backward and its reductions go on. The rows block
+    // is final only once its rows are added, after backward.
+    std::function<void(std::size_t)> landed;
+    if (boundary)
+      landed = [this](std::size_t b) {
+        if (b != rows_block_) measure_gradient(b);
+      };
+    reducer_->begin(grad_shard_.view(), [this](std::size_t b) { return complete_grad(b); }, std::move(landed));
+  }
   const double scale = options_.loss_scaling ? loss_scaler_.scale() : 1.0;
   const float dloss_multiplier = static_cast<float>(scale / options_.gradient_accumulation_steps);
   if (choose_bucket_size_after_step_) backward_begin_ = ctx_.stream().record();
@@ -338,14 +348,10 @@ StepStats ZeroEngine::train_step(const LoadMicroBatch& load, double lr, int loca
 void ZeroEngine::optimizer_step(double lr, int local_stop_signal, StepStats& stats) {
   Stream& stream = ctx_.stream();
   Work all_reduce;
-  BufferView statistics_of = grad_shard_.view();
-  if (const models::DeviceRates* rates = ctx_.emulation()) {  // the emulated device: the pass's time, no arithmetic
-    models::occupy_device(models::gradient_statistics_seconds(statistics_of.numel, *rates));
-    statistics_of = grad_shard_.slice(0, 0);
-  }
-  const AgreedStatistics agreed =
-      statistics_.agree(statistics_of, options_.gradient_accumulation_steps, options_.stage == 0,
-                        local_stop_signal, comm_, exposed_, timeline_, all_reduce);
+  for (std::size_t b = 0; b < model_.num_blocks(); ++b)
+    if (!statistics_.measured(b)) measure_gradient(b);
+  const AgreedStatistics agreed = statistics_.agree(options_.gradient_accumulation_steps, options_.stage == 0,
+                                                    local_stop_signal, comm_, exposed_, timeline_, all_reduce);
   other_works_.push_back(all_reduce);
   stats.loss = agreed.loss;
   stats.stop_signal = agreed.stop_signal;
@@ -383,6 +389,19 @@ void ZeroEngine::optimizer_step(double lr, int local_stop_signal, StepStats& sta
   if (options_.stage < 2)
     for (Buffer& grad : block_grads_) fill_zero(grad.view(), stream);
   for (Buffer& accumulator : grad_accumulators_) fill_zero(accumulator.view(), stream);
+}
+
+void ZeroEngine::measure_gradient(std::size_t block) {
+  Event begin = trace_mark(timeline_, ctx_.stream());
+  BufferView chunk = grad_shard_.slice(plan_.block(block).shard_offset, plan_.block(block).chunk_numel);
+  if (const models::DeviceRates* rates = ctx_.emulation()) {  // the emulated device: the pass's time, no arithmetic
+    models::occupy_device(models::gradient_statistics_seconds(chunk.numel, *rates));
+    chunk = chunk.slice(0, 0);
+  }
+  statistics_.measure(block, chunk);
+  if (timeline_)
+    timeline_->add_stream_span(trace::Lane::compute, fmt::format("gradient norm {}", model_.block(block).name()), begin,
+                               ctx_.stream().record(), {{"block", block}});
 }
 
 std::unique_ptr<GradientReducer> ZeroEngine::make_reducer() {

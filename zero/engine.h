@@ -133,6 +133,8 @@ class ZeroEngine {
   std::optional<CpuClocks> cpu_clocks() const;
   double comm_cpu_time_ms() const;
   void optimizer_step(double lr, int local_stop_signal, StepStats& stats);
+  // Block b's chunk of the gradient shard is final this step: its part of the gradient norm.
+  void measure_gradient(std::size_t block);
   // Compute-dtype parameters of this rank's chunks from fp32 master values of the shard.
   void set_params_from_master(const std::vector<float>& master);
   // The optimizer has updated elements [begin, begin + count) of block b's chunk: sends the new

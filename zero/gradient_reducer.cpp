@@ -46,11 +46,15 @@ GradientReducer::GradientReducer(const PartitionPlan& plan, std::vector<std::opt
     slots_.push_back({Buffer(device, comm_dtype, plan.largest_bucket_numel(), MemCategory::buckets, tracker), {}, {}});
 }
 
-void GradientReducer::begin(BufferView grad_shard, std::function<BufferView(std::size_t)> block_grad) {
+void GradientReducer::begin(BufferView grad_shard, std::function<BufferView(std::size_t)> block_grad,
+                            std::function<void(std::size_t)> landed) {
   if (grad_shard.numel != plan_.shard_numel() || grad_shard.dtype != DType::f32)
     throw std::invalid_argument("gradient reducer: the gradient shard must be f32 with shard_numel elements");
   grad_shard_ = grad_shard;
   block_grad_ = std::move(block_grad);
+  landed_ = std::move(landed);
+  unlanded_.clear();
+  for (const BlockPlacement& block : plan_.blocks()) unlanded_.push_back(block.buckets.size());
   pending_ = contributors_;
   tied_reported_.assign(tied_to_.size(), false);
   unpacked_.clear();
@@ -215,10 +219,12 @@ void GradientReducer::launch(std::size_t bucket) {
     timeline_->add_collective(fmt::format("{} bucket {}", all_reduce_ ? "all_reduce" : "reduce_scatter", bucket), work,
                               {{"bucket", bucket}, {"blocks", placement.blocks()}, {"elements", data.numel}});
   if (in_place_) {
-    if (overlap_)
+    if (overlap_) {
       in_place_works_.emplace_back(bucket, work);
-    else
+    } else {
       wait(bucket, work);
+      landed(bucket);
+    }
     return;
   }
   Slot& slot = slots_[*slot_of_bucket_[bucket]];
@@ -247,8 +253,14 @@ void GradientReducer::drain(Slot& slot) {
     convert_copy(shard_range, reduced, compute_);
   else
     accumulate(shard_range, reduced, compute_);
+  landed(*slot.bucket);
   slot.bucket.reset();
   slot.work = Work();
+}
+
+void GradientReducer::landed(std::size_t bucket) {
+  for (const BucketPiece& piece : plan_.bucket(bucket).pieces)
+    if (--unlanded_.at(piece.block) == 0 && landed_) landed_(piece.block);
 }
 
 std::vector<std::size_t> GradientReducer::finish() {
@@ -257,7 +269,10 @@ std::vector<std::size_t> GradientReducer::finish() {
   for (std::size_t b = 0; b < pending_.size(); ++b)
     if (pending_[b] != 0) throw std::logic_error("gradient reducer: backward finished with blocks not reported");
   if (rows_buckets_left_ != 0) throw std::logic_error("gradient reducer: the rows block's buckets were not all packed");
-  for (const auto& [bucket, work] : std::exchange(in_place_works_, {})) wait(bucket, work);
+  for (const auto& [bucket, work] : std::exchange(in_place_works_, {})) {
+    wait(bucket, work);
+    landed(bucket);
+  }
   // Drain in launch order: the slot filled first holds the older reduction.
   for (std::size_t i = 0; i < slots_.size(); ++i) drain(slots_[(next_slot_ + i) % slots_.size()]);
   return packed;

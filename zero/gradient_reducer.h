@@ -70,8 +70,11 @@ class GradientReducer {
   // Starts a backward pass whose gradients are reduced into grad_shard (f32, shard_numel);
   // block_grad(b) is block b's complete gradient (any dtype, b's numel elements), asked for once
   // the block and every block tied to it ran backward. In place, block_grad(b) must be b's range
-  // of grad_shard.
-  void begin(BufferView grad_shard, std::function<BufferView(std::size_t)> block_grad);
+  // of grad_shard. landed(b), if given, is called once block b's chunk of grad_shard holds this
+  // pass's reduction (all its buckets added in), in the compute stream's order: work queued then
+  // on the compute stream reads the chunk after it.
+  void begin(BufferView grad_shard, std::function<BufferView(std::size_t)> block_grad,
+             std::function<void(std::size_t)> landed = {});
   // Block b ran backward (never the rows block). Returns the blocks whose gradients were complete
   // and have now been copied into their buckets (their buffers may be reused once the compute
   // stream passes this point).
@@ -108,6 +111,7 @@ class GradientReducer {
   void launch(std::size_t bucket);
   Slot& acquire_slot(std::size_t bucket);
   void drain(Slot& slot);  // waits for the slot's reduction and adds its output into the shard
+  void landed(std::size_t bucket);  // the bucket's reduction is in the shard
   void wait(std::size_t bucket, const Work& work);
 
   const PartitionPlan& plan_;
@@ -129,6 +133,8 @@ class GradientReducer {
   std::size_t deferred_now_ = 1;           // deferred buckets the next report packs
   std::size_t deferred_per_block_ = 1;     // deferred buckets packed after each later report
   std::function<BufferView(std::size_t)> block_grad_;
+  std::function<void(std::size_t)> landed_;
+  std::vector<std::size_t> unlanded_;      // per block: its buckets whose reduction is not in the shard yet
   std::vector<std::size_t> unpacked_;      // per bucket: pieces not packed yet
   std::vector<std::optional<std::size_t>> slot_of_bucket_;
   std::vector<Slot> slots_;            // none in place

@@ -1,9 +1,11 @@
 #include "zero/step_statistics.h"
 
+#include <algorithm>
 #include <csignal>
 #include <cmath>
 #include <cstddef>
 #include <cstring>
+#include <stdexcept>
 
 #include "core/device_ops.h"
 #include "optim/optimizer_ops.h"
@@ -19,21 +21,33 @@ DeviceStepStats read_record(const Buffer& host) {
 
 }  // namespace
 
-StepStatistics::StepStatistics(Device device, Stream& compute, MemoryTracker& tracker)
+StepStatistics::StepStatistics(Device device, Stream& compute, std::size_t parts, MemoryTracker& tracker)
     : compute_(compute),
       stats_(device, DType::f32, step_stats::size, MemCategory::workspace, tracker),
+      partials_(device, DType::f32, 2 * parts, MemCategory::workspace, tracker),
       scratch_(device, DType::f32, step_stats_scratch_numel(), MemCategory::workspace, tracker),
-      host_(Buffer::host(DType::f32, step_stats::size, MemCategory::workspace, Buffer::HostMemory::pinned, tracker)) {}
+      host_(Buffer::host(DType::f32, step_stats::size, MemCategory::workspace, Buffer::HostMemory::pinned, tracker)),
+      measured_(parts, false) {}
 
 BufferView StepStatistics::loss_accumulator() const { return stats_.slice(step_stats::loss_accumulator, 2); }
 
-void StepStatistics::begin() { fill_zero(loss_accumulator(), compute_); }
+void StepStatistics::begin() {
+  fill_zero(loss_accumulator(), compute_);
+  measured_.assign(measured_.size(), false);
+}
 
-AgreedStatistics StepStatistics::agree(BufferView grad_shard, int micro_batches, bool whole_gradient,
-                                       int local_stop_signal, Communicator& comm, ExposedTime& exposed,
-                                       trace::Timeline* timeline, Work& all_reduce) {
-  optimizer_ops(stats_.device()).finish_step_stats(grad_shard, stats_.view(), micro_batches, scratch_.view(),
-                                                   compute_);
+void StepStatistics::measure(std::size_t part, BufferView grad) {
+  if (measured_.at(part)) throw std::logic_error("step statistics: a part of the gradient measured twice in a step");
+  measured_[part] = true;
+  optimizer_ops(stats_.device()).sum_of_squares(grad, partials_.slice(2 * part, 2), scratch_.view(), compute_);
+}
+
+AgreedStatistics StepStatistics::agree(int micro_batches, bool whole_gradient, int local_stop_signal,
+                                       Communicator& comm, ExposedTime& exposed, trace::Timeline* timeline,
+                                       Work& all_reduce) {
+  if (std::find(measured_.begin(), measured_.end(), false) != measured_.end())
+    throw std::logic_error("step statistics: a part of the gradient was not measured");
+  optimizer_ops(stats_.device()).finish_step_stats(partials_.view(), stats_.view(), micro_batches, compute_);
   if (whole_gradient && comm.rank() != 0) fill_zero(stats_.slice(step_stats::sum_of_squares, 1), compute_);
   // The signals go up from the host through the staging buffer; the last step's read of it is over.
   const float signals[step_stats::signals] = {local_stop_signal == SIGTERM ? 1.0f : 0.0f,
@@ -65,8 +79,7 @@ AgreedStatistics StepStatistics::agree(BufferView grad_shard, int micro_batches,
 double StepStatistics::agree_eval_loss(Communicator& comm, trace::Timeline* timeline) {
   // The loss slot from the accumulator (no gradient: an empty shard), averaged over ranks.
   fill_zero(stats_.slice(0, step_stats::reduced), compute_);
-  optimizer_ops(stats_.device()).finish_step_stats({nullptr, 0, DType::f32, stats_.device()}, stats_.view(), 1,
-                                                   scratch_.view(), compute_);
+  optimizer_ops(stats_.device()).finish_step_stats(partials_.slice(0, 0), stats_.view(), 1, compute_);
   Work work = comm.all_reduce(stats_.slice(0, step_stats::reduced), ReduceOp::avg, compute_);
   if (timeline) timeline->add_collective("all_reduce eval loss", work);
   work.wait(compute_);

@@ -5,7 +5,16 @@
 // layout); the host reads it once per step, after the all-reduce, and nothing else in the step
 // waits for the device. Issued before the stage 1/2 parameter all-gathers, so that it does not
 // queue behind them on the comm stream.
+//
+// The gradient norm is summed over fixed parts of the shard (the engine's: its blocks' chunks),
+// each part's sum of squares taken as soon as the part is final: while later reductions still run,
+// a part measured then costs the step nothing, where one pass over the whole shard after the last
+// reduction would lie on the path to the update. The parts' sums are added in the parts' order, so
+// the norm does not depend on when each was taken (overlap on or off, any bucket size).
 #pragma once
+
+#include <cstddef>
+#include <vector>
 
 #include "comm/communicator.h"
 #include "core/buffer.h"
@@ -23,24 +32,33 @@ struct AgreedStatistics {
 
 class StepStatistics {
  public:
-  StepStatistics(Device device, Stream& compute, MemoryTracker& tracker);
+  // parts: how many parts the gradient shard's norm is summed over.
+  StepStatistics(Device device, Stream& compute, std::size_t parts, MemoryTracker& tracker);
 
   // Where each micro-batch adds its mean loss (one f64 in two f32 elements); zeroed by begin().
   BufferView loss_accumulator() const;
+  // A step begins: no part measured yet.
   void begin();
-  // The shard's statistics into the buffer, the all-reduce (sum) across comm, one read. Stage 0
-  // ranks hold the whole gradient: whole_gradient makes rank 0 alone contribute the norm, and the
-  // exact local norm is used. Waiting for the all-reduce counts as exposed communication.
-  AgreedStatistics agree(BufferView grad_shard, int micro_batches, bool whole_gradient, int local_stop_signal,
-                         Communicator& comm, ExposedTime& exposed, trace::Timeline* timeline, Work& all_reduce);
+  // Part `part` of the shard holds its final gradient `grad` for this step: its sum of squares,
+  // on the compute stream. Once per part and step.
+  void measure(std::size_t part, BufferView grad);
+  bool measured(std::size_t part) const { return measured_.at(part); }
+  // The statistics into the buffer (every part measured), the all-reduce (sum) across comm, one
+  // read. Stage 0 ranks hold the whole gradient: whole_gradient makes rank 0 alone contribute the
+  // norm, and the exact local norm is used. Waiting for the all-reduce counts as exposed
+  // communication.
+  AgreedStatistics agree(int micro_batches, bool whole_gradient, int local_stop_signal, Communicator& comm,
+                         ExposedTime& exposed, trace::Timeline* timeline, Work& all_reduce);
   // An evaluation: the accumulated loss averaged over ranks (one forward, no gradients).
   double agree_eval_loss(Communicator& comm, trace::Timeline* timeline);
 
  private:
   Stream& compute_;
-  Buffer stats_;    // device: the step_stats layout
-  Buffer scratch_;  // device: the reduction's partials
-  Buffer host_;     // page-locked: signals going up, the statistics coming back
+  Buffer stats_;     // device: the step_stats layout
+  Buffer partials_;  // device: each part's sum of squares, one f64 in two f32 elements
+  Buffer scratch_;   // device: the reduction's partials within a part
+  Buffer host_;      // page-locked: signals going up, the statistics coming back
+  std::vector<bool> measured_;
 };
 
 }  // namespace zt

@@ -193,7 +193,8 @@ void check(const StepTimeInputs& in) {
     throw std::invalid_argument("predict_step_time: world_size and micro_batches must be at least 1");
   if (in.link.ranks_per_host < 1 || !(in.link.intra_latency_s >= 0.0) || !(in.link.intra_bytes_per_s >= 0.0))
     throw std::invalid_argument("predict_step_time: ranks per host must be at least 1, the intra-host link not negative");
-  if (!(in.micro_batch_compute_s >= 0.0) || !(in.optimizer_s >= 0.0) || !(in.statistics_s >= 0.0) || !(in.link.latency_s >= 0.0))
+  if (!(in.micro_batch_compute_s >= 0.0) || !(in.optimizer_s >= 0.0) || !(in.statistics_s >= 0.0) ||
+      !(in.statistics_in_backward_s >= 0.0) || !(in.link.latency_s >= 0.0))
     throw std::invalid_argument("predict_step_time: compute time and latency must not be negative");
   if (in.world_size > 1 && !(ring_link(in.link, in.world_size).bytes_per_s > 0.0))
     throw std::invalid_argument("predict_step_time: the link bandwidth must be positive");
@@ -298,7 +299,13 @@ StepTimePrediction predict_step_time(const StepTimeInputs& in) {
 
   StepTimePrediction p;
   p.compute_s =
-      g * (in.micro_batch_compute_s + sum(in.block_recompute_s) - skipped_s) + in.statistics_s + in.optimizer_s;
+      g * (in.micro_batch_compute_s + sum(in.block_recompute_s) - skipped_s) + in.statistics_s +
+      in.statistics_in_backward_s + in.optimizer_s;
+  // The last micro batch's backward also measures the blocks whose reductions landed: compute that
+  // fills its waits for the link first.
+  auto with_statistics = [&](double last_backward_exposed) {
+    return std::max(0.0, last_backward_exposed - in.statistics_in_backward_s);
+  };
   const std::vector<double> published =
       published_at(in.block_optimizer_share, in.optimizer_s, in.block_publish_pieces, gather);
   BackwardLink backward;  // the reductions; stage 3 adds its gathers
@@ -313,7 +320,7 @@ StepTimePrediction predict_step_time(const StepTimeInputs& in) {
     const double e_bwd = backward_exposed(backward_s, backward);
     const double forward_waits = in.stage > 0 ? e_fwd : 0.0;  // stage 0 gathers nothing
     p.comm_s = reductions * r + a + statistics;
-    p.exposed_s = reductions * e_bwd + forward_waits + statistics;
+    p.exposed_s = (reductions - 1.0) * e_bwd + with_statistics(e_bwd) + forward_waits + statistics;
     p.step_without_overlap_s = p.compute_s + reductions * r + forward_waits + statistics;
   } else {
     // A block gathered again before the next update: from every rank's shard, or with a secondary
@@ -356,7 +363,8 @@ StepTimePrediction predict_step_time(const StepTimeInputs& in) {
     backward.prefetch_bytes = in.prefetch_bytes;
     backward.held = held;
     backward.gathers_on_own_link = grouped;
-    p.exposed_s = g * backward_exposed(backward_s, backward) + forwards_exposed + statistics;
+    const double e_bwd = backward_exposed(backward_s, backward);
+    p.exposed_s = (g - 1.0) * e_bwd + with_statistics(e_bwd) + forwards_exposed + statistics;
     backward.reduce_s.clear();  // without overlap: after backward, which then has its gathers alone
     backward.ready_block.clear();
     backward.ready_early_s.clear();
@@ -412,7 +420,6 @@ StepTimeInputs step_time_inputs(const models::Model& model, const ZeroOptions& o
   }
   in.micro_batch_compute_s = sum(in.block_compute_share);
   in.optimizer_s = models::optimizer_step_seconds(plan.shard_numel(), options.compute_dtype, rates);
-  in.statistics_s = models::gradient_statistics_seconds(plan.shard_numel(), rates);
   for (std::size_t b = 0; b < blocks; ++b)
     in.block_optimizer_share.push_back(static_cast<double>(plan.block(b).chunk_numel) /
                                        static_cast<double>(plan.shard_numel()));
@@ -459,6 +466,18 @@ StepTimeInputs step_time_inputs(const models::Model& model, const ZeroOptions& o
   if (plan.reduction() != GradientReduction::in_place)
     in.bucket_buffers = std::max<std::size_t>(2, bucket_buffer_count(plan, options));
   if (rows) spread_rows_buckets(plan, *rows, completed_by[*rows], completed_share[*rows], in.bucket_buffers, in);
+  // The blocks whose reductions land only when backward ends: those of the last buckets, which
+  // still hold the bucket buffers then (every bucket, in place), and the rows block, whose rows
+  // are added after backward.
+  const std::size_t buckets = plan.buckets().size();
+  const std::size_t landing_late = in.bucket_buffers == 0 ? buckets : std::min(in.bucket_buffers, buckets);
+  std::vector<bool> late(blocks, false);
+  for (std::size_t k = buckets - landing_late; k < buckets; ++k)
+    for (std::size_t b : plan.bucket(k).blocks()) late[b] = true;
+  if (rows) late[*rows] = true;
+  for (std::size_t b = 0; b < blocks; ++b)
+    (late[b] ? in.statistics_s : in.statistics_in_backward_s) +=
+        models::gradient_statistics_seconds(plan.block(b).chunk_numel, rates);
   if (options.stage > 0)
     for (std::size_t b = 0; b < blocks; ++b)
       in.block_gather_bytes.push_back(static_cast<double>(plan.block(b).padded_numel) * compute_size);

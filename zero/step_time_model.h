@@ -131,7 +131,12 @@ struct StepTimeInputs {
   int micro_batches = 1;                 // gradient accumulation steps G
   double micro_batch_compute_s = 0.0;    // T_micro: forward + backward of one micro batch
   double optimizer_s = 0.0;              // T_opt: the AdamW step over this rank's shard, once per step
-  double statistics_s = 0.0;             // the gradient statistics' pass over the shard, before T_opt
+  // The gradient norm's passes over the shard's blocks (zero/step_statistics.h): those of blocks
+  // whose reductions land only when backward ends lie before T_opt (statistics_s); the others run
+  // in backward as their reductions land (statistics_in_backward_s), where they take time from the
+  // last micro batch's waits for communication.
+  double statistics_s = 0.0;
+  double statistics_in_backward_s = 0.0;
   // Each block's share of T_opt, blocks in forward order (the order the optimizer updates them);
   // empty: every block's new parameters go out when the whole update ends.
   std::vector<double> block_optimizer_share;

@@ -1,7 +1,7 @@
-// The step statistics on the GPU (optim/optimizer_ops.h): the gradient shard's sum of squares in
-// f64 and its inf/NaN flag, in a fixed order so that repeated runs give the same bits — a fixed
-// grid writes one partial per block, then one block sums the partials as a fixed tree (atomics
-// across blocks would add in whatever order the blocks finish).
+// The step statistics on the GPU (optim/optimizer_ops.h): sums of squares of the gradient shard's
+// parts in f64, then their total and its inf/NaN flag, in a fixed order so that repeated runs give
+// the same bits — a fixed grid writes one partial per block, then one block sums the partials as a
+// fixed tree (atomics across blocks would add in whatever order the blocks finish).
 #include <cmath>
 #include <cstring>
 
@@ -13,8 +13,7 @@ namespace zt {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kBlocks = 512;  // step_stats_scratch_numel() = 3 * kBlocks: f64 sums and i32 flags
-
+constexpr int kBlocks = 512;  // step_stats_scratch_numel() = 2 * kBlocks: one f64 partial per block
 
 __device__ double block_sum(double value, double* shared) {
   shared[threadIdx.x] = value;
@@ -26,7 +25,15 @@ __device__ double block_sum(double value, double* shared) {
   return shared[0];
 }
 
-__global__ void partial_kernel(const float* grad, std::size_t count, double* partial_sums, int* partial_flags) {
+// Thread t of one block adds values t, t + kThreads, ... in order, then the block adds the
+// threads' sums as a tree: a fixed order for any n.
+__device__ double ordered_sum(const double* values, std::size_t n, double* shared) {
+  double sum = 0.0;
+  for (std::size_t i = threadIdx.x; i < n; i += kThreads) sum += values[i];
+  return block_sum(sum, shared);
+}
+
+__global__ void partial_kernel(const float* grad, std::size_t count, double* partials) {
   __shared__ double shared[kThreads];
   double sum = 0.0;
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(kThreads) + threadIdx.x; i < count;
@@ -35,26 +42,23 @@ __global__ void partial_kernel(const float* grad, std::size_t count, double* par
     sum += g * g;
   }
   double total = block_sum(sum, shared);
-  if (threadIdx.x == 0) {
-    partial_sums[blockIdx.x] = total;
-    partial_flags[blockIdx.x] = isfinite(total) ? 0 : 1;
-  }
+  if (threadIdx.x == 0) partials[blockIdx.x] = total;
 }
 
-__global__ void finish_kernel(const double* partial_sums, const int* partial_flags, float* stats, int micro_batches) {
+__global__ void sum_partials_kernel(const double* partials, double* out) {
   __shared__ double shared[kThreads];
-  double sum = 0.0, flags = 0.0;
-  for (int b = threadIdx.x; b < kBlocks; b += kThreads) {
-    sum += partial_sums[b];
-    flags += partial_flags[b];
-  }
-  double total = block_sum(sum, shared);
-  __syncthreads();
-  double any_flag = block_sum(flags, shared);
+  double total = ordered_sum(partials, kBlocks, shared);
+  if (threadIdx.x == 0) *out = total;
+}
+
+__global__ void finish_kernel(const double* partials, std::size_t n, float* stats, int micro_batches) {
+  __shared__ double shared[kThreads];
+  double total = ordered_sum(partials, n, shared);
   if (threadIdx.x == 0) {
     DeviceStepStats* record = reinterpret_cast<DeviceStepStats*>(stats);
     record->sum_of_squares = static_cast<float>(total);
-    record->non_finite = any_flag > 0.0 || !isfinite(total) ? 1.0f : 0.0f;
+    // inf or NaN anywhere makes its partial, and so the total, inf or NaN (squares never cancel).
+    record->non_finite = isfinite(total) ? 0.0f : 1.0f;
     record->exact_sum_of_squares = total;
     record->loss = static_cast<float>(record->loss_accumulator / micro_batches);
   }
@@ -62,13 +66,17 @@ __global__ void finish_kernel(const double* partial_sums, const int* partial_fla
 
 }  // namespace
 
-void cuda::finish_step_stats(const float* grad, std::size_t count, float* stats, int micro_batches, float* scratch,
-                             cudaStream_t stream) {
-  auto* partial_sums = reinterpret_cast<double*>(scratch);
-  auto* partial_flags = reinterpret_cast<int*>(scratch + 2 * kBlocks);
-  partial_kernel<<<kBlocks, kThreads, 0, stream>>>(grad, count, partial_sums, partial_flags);
+void cuda::sum_of_squares(const float* grad, std::size_t count, double* partial, float* scratch, cudaStream_t stream) {
+  auto* partials = reinterpret_cast<double*>(scratch);
+  partial_kernel<<<kBlocks, kThreads, 0, stream>>>(grad, count, partials);
   ZT_CUDA_CHECK(cudaGetLastError());
-  finish_kernel<<<1, kThreads, 0, stream>>>(partial_sums, partial_flags, stats, micro_batches);
+  sum_partials_kernel<<<1, kThreads, 0, stream>>>(partials, partial);
+  ZT_CUDA_CHECK(cudaGetLastError());
+}
+
+void cuda::finish_step_stats(const double* partials, std::size_t n, float* stats, int micro_batches,
+                             cudaStream_t stream) {
+  finish_kernel<<<1, kThreads, 0, stream>>>(partials, n, stats, micro_batches);
   ZT_CUDA_CHECK(cudaGetLastError());
 }
 

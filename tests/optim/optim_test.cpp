@@ -145,26 +145,44 @@ TEST(GradStats, SumOfSquaresAndNonFinite) {
   EXPECT_FALSE(grad_stats_host(grad.data(), grad.size()).non_finite);
 }
 
-// finish_step_stats fills the record's members and leaves the signals and the accumulator alone.
-TEST(StepStats, TheHostFillsTheRecord) {
-  std::vector<float> grad = {3.0f, -4.0f, 1e-4f};
+// sum_of_squares measures parts of the gradient; finish_step_stats adds them in order, fills the
+// record's members and leaves the signals and the accumulator alone.
+TEST(StepStats, TheHostFillsTheRecordFromThePartsSums) {
+  std::vector<float> grad = {3.0f, -4.0f, 1e-4f, 2.0f};
   DeviceStepStats record{};
   record.sigint = 1.0f;
   record.loss_accumulator = 5.0;  // three micro batches' mean losses, summed
   std::vector<float> stats(step_stats::size);
   std::memcpy(stats.data(), &record, sizeof record);
+  std::vector<float> partials(2 * 2);
   CpuStream stream(CpuStream::Mode::inline_on_caller);
-  optimizer_ops(Device::cpu())
-      .finish_step_stats({grad.data(), grad.size(), DType::f32, Device::cpu()}, {stats.data(), stats.size(), DType::f32,
-                         Device::cpu()}, 3, {}, stream);
+  auto view = [](std::vector<float>& v, std::size_t begin, std::size_t count) {
+    return BufferView{v.data() + begin, count, DType::f32, Device::cpu()};
+  };
+  OptimizerOps& ops = optimizer_ops(Device::cpu());
+  ops.sum_of_squares(view(grad, 3, 1), view(partials, 2, 2), {}, stream);  // parts in any order
+  ops.sum_of_squares(view(grad, 0, 3), view(partials, 0, 2), {}, stream);
+  double second;
+  std::memcpy(&second, partials.data() + 2, sizeof second);
+  EXPECT_EQ(second, 4.0);
+  ops.finish_step_stats(view(partials, 0, 4), view(stats, 0, stats.size()), 3, stream);
   std::memcpy(&record, stats.data(), sizeof record);
   const double small = 1e-4f;
-  EXPECT_EQ(record.sum_of_squares, 25.0f);                       // 1e-8 is lost in f32
-  EXPECT_DOUBLE_EQ(record.exact_sum_of_squares, 25.0 + small * small);  // and kept in f64
+  EXPECT_EQ(record.sum_of_squares, 29.0f);                               // 1e-8 is lost in f32
+  EXPECT_DOUBLE_EQ(record.exact_sum_of_squares, 25.0 + small * small + 4.0);  // and kept in f64
   EXPECT_EQ(record.non_finite, 0.0f);
   EXPECT_EQ(record.loss, static_cast<float>(5.0 / 3));
   EXPECT_EQ(record.sigint, 1.0f);
   EXPECT_EQ(record.loss_accumulator, 5.0);
+  // An inf in one part makes the total non-finite; a partial is one f64 in two f32 elements.
+  grad[3] = std::numeric_limits<float>::infinity();
+  ops.sum_of_squares(view(grad, 3, 1), view(partials, 2, 2), {}, stream);
+  ops.finish_step_stats(view(partials, 0, 4), view(stats, 0, stats.size()), 3, stream);
+  std::memcpy(&record, stats.data(), sizeof record);
+  EXPECT_EQ(record.non_finite, 1.0f);
+  EXPECT_THROW(ops.sum_of_squares(view(grad, 0, 1), view(partials, 0, 1), {}, stream), std::invalid_argument);
+  EXPECT_THROW(ops.finish_step_stats(view(partials, 0, 3), view(stats, 0, stats.size()), 3, stream),
+               std::invalid_argument);
 }
 
 TEST(GradStats, ClipCoefficient) {
@@ -264,19 +282,23 @@ TEST(AdamWCuda, MatchesTheHostUpdate) {
 
 TEST(StepStatsCuda, MatchTheHostAndRepeatBitwise) {
   ZT_SKIP_WITHOUT_CUDA_DEVICE();
-  const std::size_t n = (1 << 20) + 17;
+  const std::size_t n = (1 << 20) + 17, first_part = 300001;
   std::vector<float> grad = random_values(n, 3, 1.0f);
   MemoryTracker tracker;
   Buffer d_grad = on_gpu(grad, MemCategory::grads, tracker);
   Buffer scratch(Device::cuda(0), DType::f32, step_stats_scratch_numel(), MemCategory::workspace, tracker);
+  Buffer partials(Device::cuda(0), DType::f32, 2 * 2, MemCategory::workspace, tracker);
   CudaStream stream(0, CudaStream::Priority::normal);
+  OptimizerOps& ops = optimizer_ops(Device::cuda(0));
   auto run = [&] {
     std::vector<float> stats(step_stats::size, 0.0f);
     DeviceStepStats record{};
     record.loss_accumulator = 3.0;  // the micro-batches' mean losses, summed
     std::memcpy(stats.data(), &record, sizeof record);
     Buffer d_stats = on_gpu(stats, MemCategory::workspace, tracker);
-    optimizer_ops(Device::cuda(0)).finish_step_stats(d_grad.view(), d_stats.view(), 2, scratch.view(), stream);
+    ops.sum_of_squares(d_grad.slice(first_part, n - first_part), partials.slice(2, 2), scratch.view(), stream);
+    ops.sum_of_squares(d_grad.slice(0, first_part), partials.slice(0, 2), scratch.view(), stream);
+    ops.finish_step_stats(partials.view(), d_stats.view(), 2, stream);
     stream.synchronize();
     return to_host(d_stats);
   };
@@ -288,6 +310,10 @@ TEST(StepStatsCuda, MatchTheHostAndRepeatBitwise) {
   EXPECT_NEAR(record.exact_sum_of_squares, host, 1e-9 * host);
   EXPECT_EQ(record.non_finite, 0.0f);
   EXPECT_FLOAT_EQ(record.loss, 1.5f);
+  grad[n - 1] = std::numeric_limits<float>::quiet_NaN();  // one NaN in the second part
+  d_grad = on_gpu(grad, MemCategory::grads, tracker);
+  std::memcpy(&record, run().data(), sizeof record);
+  EXPECT_EQ(record.non_finite, 1.0f);
 }
 #endif
 

@@ -3,8 +3,10 @@
 // can be checked element by element.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -35,10 +37,18 @@ class ReducerGathererTest : public testing::Test {
   CpuStream compute_{CpuStream::Mode::inline_on_caller, "compute"};
 };
 
+// The reducer's landed(b) reports: each block's chunk of the shard as it was then.
+struct Landings {
+  std::vector<std::size_t> blocks;
+  std::vector<std::vector<float>> chunks;
+  std::size_t before_finish = 0;  // reports made before finish()
+};
+
 // Reduces one backward pass of block gradients and returns this rank's f32 shard. A plan whose
 // reduction is in_place: the gradients are written into their ranges of the shard and reduced there.
 std::vector<float> reduce_once(const PartitionPlan& plan, Communicator& comm, Stream& compute, bool overlap,
-                               ExposedTime& exposed, std::size_t buffers = 2, MemoryTracker* tracker_out = nullptr) {
+                               ExposedTime& exposed, std::size_t buffers = 2, MemoryTracker* tracker_out = nullptr,
+                               Landings* landings = nullptr) {
   const bool in_place = plan.reduction() == GradientReduction::in_place;
   const std::size_t blocks = plan.blocks().size();
   std::vector<std::optional<std::size_t>> tied(blocks);
@@ -57,8 +67,16 @@ std::vector<float> reduce_once(const PartitionPlan& plan, Communicator& comm, St
     }
     for (std::size_t i = 0; i < plan.block(b).numel; ++i) views[b].as<float>()[i] = grad_value(comm.rank(), b, i);
   }
-  reducer.begin(shard.view(), [&](std::size_t b) { return views[b]; });
+  std::function<void(std::size_t)> landed;
+  if (landings)
+    landed = [&](std::size_t b) {
+      const float* chunk = shard.data_as<float>() + plan.block(b).shard_offset;
+      landings->blocks.push_back(b);
+      landings->chunks.emplace_back(chunk, chunk + plan.block(b).chunk_numel);
+    };
+  reducer.begin(shard.view(), [&](std::size_t b) { return views[b]; }, landed);
   for (std::size_t b = blocks; b-- > 0;) reducer.block_ready(b);  // backward order
+  if (landings) landings->before_finish = landings->blocks.size();
   reducer.finish();
   const float* values = shard.data_as<float>();
   return std::vector<float>(values, values + shard.numel());
@@ -108,6 +126,43 @@ TEST_F(ReducerGathererTest, ReducerOverlapOnAndOffGiveTheSameBits) {
     for (std::size_t i = 0; i < on.size(); ++i) ASSERT_EQ(on[i], off[i]) << "bucket " << c.bucket << " element " << i;
     // With overlap off the compute stream waited for every reduction: that wait is exposed time.
     EXPECT_GT(exposed.take_ms(), 0.0);
+  }
+}
+
+// landed(b) comes once per block, when its chunk of the shard holds its final values (the gradient
+// norm measures it then): with more buckets than buffers, the blocks whose buckets were drained for
+// later ones land during backward, the rest in finish().
+TEST_F(ReducerGathererTest, EveryBlockLandsOnceWithItsFinalValues) {
+  const std::vector<std::size_t> numels{33, 90, 17, 250};
+  for (const BucketCase& c : kBucketCases) {
+    for (GradientReduction reduction : {GradientReduction::reduce_scatter, GradientReduction::in_place}) {
+      const bool in_place = reduction == GradientReduction::in_place;
+      PartitionPlan plan(numels, in_place ? 1 : world_->world_size(), c.bucket, c.first, reduction);
+      for (bool overlap : {true, false}) {
+        SCOPED_TRACE(testing::Message() << "bucket " << c.bucket << " buffers " << c.buffers << " in place "
+                                        << in_place << " overlap " << overlap);
+        ExposedTime exposed;
+        Landings landings;
+        const std::vector<float> shard =
+            reduce_once(plan, *world_, compute_, overlap, exposed, c.buffers, nullptr, &landings);
+        std::vector<std::size_t> sorted = landings.blocks;
+        std::sort(sorted.begin(), sorted.end());
+        EXPECT_EQ(sorted, (std::vector<std::size_t>{0, 1, 2, 3}));
+        for (std::size_t i = 0; i < landings.blocks.size(); ++i) {
+          const std::size_t offset = plan.block(landings.blocks[i]).shard_offset;
+          EXPECT_TRUE(std::equal(landings.chunks[i].begin(), landings.chunks[i].end(), shard.begin() + offset))
+              << "block " << landings.blocks[i] << " changed after it landed";
+        }
+        // Without overlap every bucket lands before backward goes on; with it, those drained for
+        // later buckets (in place: none, every reduction is waited for in finish).
+        if (!overlap)
+          EXPECT_EQ(landings.before_finish, numels.size());
+        else if (in_place || plan.buckets().size() <= c.buffers)
+          EXPECT_EQ(landings.before_finish, 0u);
+        else
+          EXPECT_GT(landings.before_finish, 0u);
+      }
+    }
   }
 }
 

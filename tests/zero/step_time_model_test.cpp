@@ -6,6 +6,7 @@
 
 #include <limits>
 #include <numeric>
+#include <set>
 #include <stdexcept>
 
 #include "models/gpt2.h"
@@ -192,6 +193,13 @@ TEST(StepTimeModel, EachBlocksGatherStartsOnceTheOptimizerUpdatedIt) {
     EXPECT_DOUBLE_EQ(predict_step_time(in).compute_s, 3.7);
     EXPECT_DOUBLE_EQ(predict_step_time(in).exposed_s, p.exposed_s);
     in.statistics_s = 0.0;
+    // Measured in the last backward as reductions land: fills that backward's 0.5 s of waits.
+    in.statistics_in_backward_s = 0.2;
+    EXPECT_DOUBLE_EQ(predict_step_time(in).compute_s, 3.8);
+    EXPECT_DOUBLE_EQ(predict_step_time(in).exposed_s, p.exposed_s - 0.2);
+    in.statistics_in_backward_s = 0.8;  // beyond the waits: compute on the path, nothing left to fill
+    EXPECT_DOUBLE_EQ(predict_step_time(in).exposed_s, p.exposed_s - 0.5);
+    in.statistics_in_backward_s = 0.0;
     EXPECT_DOUBLE_EQ(p.comm_s, 1.5 + 1.5);
     EXPECT_DOUBLE_EQ(p.exposed_s, 0.5 + (1.2 + 1.0 / 3 - 1.0));
     in.block_optimizer_share.clear();  // all at the update's end: as before, 5/6 s in forward
@@ -602,11 +610,22 @@ TEST(StepTimeInputs, BucketsComeFromTheEnginesPartitionPlan) {
       EXPECT_TRUE(in.block_publish_pieces.empty());
     }
   }
-  // The gradient statistics read the fp32 shard once at the memory rate.
+  // The gradient statistics read the fp32 shard once at the memory rate: the blocks of the buckets
+  // that hold the buffers when backward ends (the embedding's) before the update, the others in
+  // backward as their reductions land.
   options.stage = 2;
   const models::DeviceRates memory{.flops_per_s = 1e12, .bytes_per_s = 1e6};
-  EXPECT_DOUBLE_EQ(step_time_inputs(model, options, 3, 2, 16, Device::cpu(), memory, link).statistics_s,
-                   static_cast<double>(make_partition_plan(model, options, 3).shard_numel()) * 4.0 / 1e6);
+  const PartitionPlan plan = make_partition_plan(model, options, 3);
+  const StepTimeInputs in = step_time_inputs(model, options, 3, 2, 16, Device::cpu(), memory, link);
+  EXPECT_DOUBLE_EQ(in.statistics_s + in.statistics_in_backward_s, static_cast<double>(plan.shard_numel()) * 4.0 / 1e6);
+  ASSERT_GT(plan.buckets().size(), in.bucket_buffers + plan.block(0).buckets.size());
+  std::set<std::size_t> late;
+  for (std::size_t k = plan.buckets().size() - in.bucket_buffers; k < plan.buckets().size(); ++k)
+    for (std::size_t b : plan.bucket(k).blocks()) late.insert(b);
+  EXPECT_LT(late.size(), model.num_blocks());
+  double late_numel = 0.0;
+  for (std::size_t b : late) late_numel += static_cast<double>(plan.block(b).chunk_numel);
+  EXPECT_DOUBLE_EQ(in.statistics_s, late_numel * 4.0 / 1e6);
 }
 
 }  // namespace
