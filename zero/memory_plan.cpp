@@ -19,8 +19,9 @@ PartitionPlan make_partition_plan(const models::Model& model, const ZeroOptions&
   const GradientReduction reduction = reduces_gradients_in_place(options, world_size) ? GradientReduction::in_place
                                       : options.stage == 0                          ? GradientReduction::all_reduce
                                                                                     : GradientReduction::reduce_scatter;
-  return PartitionPlan(numels, reduction == GradientReduction::reduce_scatter ? world_size : 1,
-                       initial_bucket_size(options), options.first_reduce_bucket_size, reduction);
+  const int shards = reduction == GradientReduction::reduce_scatter ? world_size : 1;
+  return PartitionPlan(numels, shards, initial_bucket_size(options), options.first_reduce_bucket_size, reduction,
+                       shards > 1 ? kChunkAlignment : 1);
 }
 
 namespace {

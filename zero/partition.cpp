@@ -13,10 +13,12 @@ std::vector<std::size_t> BucketPlacement::blocks() const {
 }
 
 PartitionPlan::PartitionPlan(std::span<const std::size_t> block_numels, int shards, std::size_t bucket_numel,
-                             std::size_t first_bucket_numel, GradientReduction reduction)
+                             std::size_t first_bucket_numel, GradientReduction reduction,
+                             std::size_t chunk_alignment)
     : shards_(shards), reduction_(reduction) {
   if (shards < 1) throw std::invalid_argument("partition plan: at least one shard is needed");
   if (bucket_numel == 0) throw std::invalid_argument("partition plan: bucket size must be at least 1 element");
+  if (chunk_alignment == 0) throw std::invalid_argument("partition plan: the chunk alignment must be at least 1");
   if (reduction != GradientReduction::reduce_scatter && shards != 1)
     throw std::invalid_argument("partition plan: an all-reduce of the gradient (stage 0) needs one shard");
   const std::size_t n = static_cast<std::size_t>(shards);
@@ -24,14 +26,17 @@ PartitionPlan::PartitionPlan(std::span<const std::size_t> block_numels, int shar
   for (std::size_t b = 0; b < block_numels.size(); ++b) {
     BlockPlacement& block = blocks_[b];
     block.numel = block_numels[b];
-    block.padded_numel = (block.numel + n - 1) / n * n;
+    const std::size_t unit = n * chunk_alignment;
+    block.padded_numel = (block.numel + unit - 1) / unit * unit;
     block.chunk_numel = block.padded_numel / n;
     total_numel_ += block.numel;
   }
-  // Per-rank capacities: a bucket holds N ranges, so at least one element each.
-  const std::size_t capacity = std::max<std::size_t>(1, bucket_numel / n);
+  // Per-rank capacities: a bucket holds N ranges, each a whole number of alignment units (at least
+  // one). Every block's chunk is too, so every piece and range is.
+  auto aligned_capacity = [&](std::size_t numel) { return std::max(chunk_alignment, numel / n / chunk_alignment * chunk_alignment); };
+  const std::size_t capacity = aligned_capacity(bucket_numel);
   const std::size_t first_capacity =
-      first_bucket_numel == 0 ? capacity : std::clamp<std::size_t>(first_bucket_numel / n, 1, capacity);
+      first_bucket_numel == 0 ? capacity : std::min(aligned_capacity(first_bucket_numel), capacity);
   auto room = [&] {
     if (buckets_.empty()) return std::size_t{0};
     return (buckets_.size() == 1 ? first_capacity : capacity) - buckets_.back().rank_chunk_numel;

@@ -1,7 +1,8 @@
 // How a model's flat parameters are split across ranks and cut into gradient buckets.
 //
 // The unit of partitioning is a block (a layer with one flat parameter). Each block's flat
-// parameter is padded to a multiple of the world size N and cut into N equal chunks; rank r owns
+// parameter is padded to a multiple of the world size N (times the chunk alignment: the engine's
+// chunks are multiples of kChunkAlignment elements) and cut into N equal chunks; rank r owns
 // chunk r of every block. So a block's all-gather is a true all-gather straight into its padded
 // flat parameter. A rank's shard (fp32 master weights, moments, gradient shard) is the
 // concatenation of its chunks in backward order (last block first), the same size on every rank.
@@ -10,7 +11,8 @@
 // rank's shard, and is laid out rank-major — [rank 0's range][rank 1's range]... — so that one
 // reduce-scatter of the bucket hands rank r exactly its range of the shard. A bucket holds at most
 // bucket_numel elements (first_bucket_numel for the first, so that the first reduction starts
-// early, as PyTorch DDP's 1 MiB first bucket does). A block that fits in the room a bucket has
+// early, as PyTorch DDP's 1 MiB first bucket does), its per-rank range a multiple of the chunk
+// alignment. A block that fits in the room a bucket has
 // left joins it; one that does not starts a new bucket, and a block larger than a bucket is cut
 // into pieces of a bucket's size. So a bucket becomes ready as soon as the last block with a piece
 // in it has run backward, and the shard layout never depends on the bucket sizes.
@@ -47,7 +49,7 @@ enum class GradientReduction {
 
 struct BlockPlacement {
   std::size_t numel = 0;         // the block's real parameter count
-  std::size_t padded_numel = 0;  // numel rounded up to a multiple of N
+  std::size_t padded_numel = 0;  // numel rounded up to a multiple of N x the chunk alignment
   std::size_t chunk_numel = 0;   // padded_numel / N: what each rank owns
   std::size_t shard_offset = 0;  // where its chunk sits inside every rank's shard
   std::vector<std::size_t> buckets;  // the buckets holding its pieces, in order
@@ -70,16 +72,24 @@ struct BucketPlacement {
   std::vector<std::size_t> blocks() const;  // the blocks with a piece in it, in backward order
 };
 
+// The engine's chunk alignment, in elements, where a plan has several shards: 128 bytes of a
+// 16-bit dtype, 256 of fp32. Every rank's chunk of a gathered block and range of a bucket then
+// starts on such a boundary, which NCCL's Simple and LL128 protocols need for their full speed (an
+// all-gather a few bytes off alignment runs markedly slower); the padding costs at most
+// 64 x N elements per block.
+inline constexpr std::size_t kChunkAlignment = 64;
+
 class PartitionPlan {
  public:
   // block_numels: the parameter count of every block in forward order. shards: the ranks the
   // parameters are split over (1 for all_reduce and in_place). bucket_numel: the largest bucket in
-  // elements (over all shards); first_bucket_numel: the first bucket's (0: the same). Throws
-  // std::invalid_argument for shards < 1, bucket_numel == 0, or a reduction that needs one shard
-  // given several.
+  // elements (over all shards); first_bucket_numel: the first bucket's (0: the same).
+  // chunk_alignment: chunks and buckets' per-rank ranges are multiples of it (a bucket's range at
+  // least one multiple, whatever bucket_numel says). Throws std::invalid_argument for shards < 1,
+  // bucket_numel == 0, chunk_alignment == 0, or a reduction that needs one shard given several.
   PartitionPlan(std::span<const std::size_t> block_numels, int shards, std::size_t bucket_numel,
                 std::size_t first_bucket_numel = 0,
-                GradientReduction reduction = GradientReduction::reduce_scatter);
+                GradientReduction reduction = GradientReduction::reduce_scatter, std::size_t chunk_alignment = 1);
 
   int shards() const { return shards_; }
   GradientReduction reduction() const { return reduction_; }

@@ -1,9 +1,9 @@
 // `zerotrain plan` for the real Llama presets: model-state bytes per rank at every ZeRO stage,
 // from the published parameter counts (SmolLM-135M: 134,515,008; Llama-3.2-1B: 1,235,814,400)
 // and the DESIGN.md table (bf16 parameters, an fp32 gradient shard plus bf16 block gradients
-// below stage 2, fp32 master + two moments). Every block of these models divides by 8, so there
-// is no padding and the numbers are the textbook ones. That the engine allocates exactly the
-// plan is tested with real ranks in engine_test.cpp.
+// below stage 2, fp32 master + two moments), with the padding that makes every rank's chunk of a
+// block a multiple of kChunkAlignment (fewer than 8 x 64 elements a block; none at stage 0, one
+// shard). That the engine allocates exactly the plan is tested with real ranks in engine_test.cpp.
 #include <gtest/gtest.h>
 
 #include "models/llama.h"
@@ -19,13 +19,19 @@ void expect_textbook_plan(const std::string& preset, std::int64_t psi) {
   const int N = 8;
   ZeroOptions o;
   o.compute_dtype = DType::bf16;
+  const std::int64_t unit = N * static_cast<std::int64_t>(kChunkAlignment);
+  std::int64_t padding = 0;
+  for (std::size_t b = 0; b < model.num_blocks(); ++b)
+    padding += (unit - static_cast<std::int64_t>(model.block(b).param_count()) % unit) % unit;
+  EXPECT_LT(padding, static_cast<std::int64_t>(model.num_blocks()) * unit);
   for (int stage = 0; stage <= 3; ++stage) {
     o.stage = stage;
     const MemoryPlan m = plan_memory(model, o, N, 1, 256, Device::cuda(0));
     SCOPED_TRACE(preset + " stage " + std::to_string(stage));
-    EXPECT_EQ(m.padding_elements, 0);
-    const std::int64_t shard = stage == 0 ? psi : psi / N;
-    EXPECT_EQ(m.params, stage < 3 ? 2 * psi : 2 * psi / N);
+    EXPECT_EQ(m.padding_elements, stage == 0 ? 0 : padding);
+    const std::int64_t padded = psi + m.padding_elements;
+    const std::int64_t shard = stage == 0 ? psi : padded / N;
+    EXPECT_EQ(m.params, stage < 3 ? 2 * padded : 2 * padded / N);
     EXPECT_EQ(m.grads, 4 * shard + (stage < 2 ? 2 * psi : 0));
     EXPECT_EQ(m.optimizer, 12 * shard);
   }
@@ -64,6 +70,9 @@ TEST(PartitionPlanReduction, EachStageSaysItsCollective) {
       } else {
         EXPECT_EQ(plan.reduction(), GradientReduction::reduce_scatter);
         EXPECT_EQ(plan.shards(), 4);
+        // Every rank's chunk and bucket range starts on a kChunkAlignment boundary.
+        for (const BlockPlacement& block : plan.blocks()) EXPECT_EQ(block.chunk_numel % kChunkAlignment, 0u);
+        for (const BucketPlacement& bucket : plan.buckets()) EXPECT_EQ(bucket.rank_chunk_numel % kChunkAlignment, 0u);
       }
     }
   }

@@ -80,13 +80,21 @@ TEST(PartitionPlan, BucketBuffersFollowTheBudget) {
 // rank-major, reduce-scatter each bucket, place the output in the shard — and checks that every
 // rank ends up owning exactly chunk r of every block, that the buckets tile the shard and that no
 // bucket exceeds its size.
+// With a chunk alignment, also: every chunk, every bucket's per-rank range and so every rank's
+// offset in a bucket buffer is a multiple of it.
 TEST(PartitionPlan, ReduceScatterOfEachBucketLandsOnTheRightShardElements) {
   for (int world : {1, 2, 3, 4, 7}) {
     for (std::size_t bucket_numel : {1ul, 5ul, 13ul, 64ul, 100000ul}) {
       for (std::size_t first : {0ul, 7ul}) {
+       for (std::size_t alignment : {1ul, 4ul}) {
         std::vector<std::size_t> blocks = {5, 1, 17, 0, 9, 30, 2};
-        PartitionPlan plan(blocks, world, bucket_numel, first);
-        const std::string what = "world " + std::to_string(world) + " bucket " + std::to_string(bucket_numel);
+        PartitionPlan plan(blocks, world, bucket_numel, first, GradientReduction::reduce_scatter, alignment);
+        const std::string what = "world " + std::to_string(world) + " bucket " + std::to_string(bucket_numel) +
+                                 " alignment " + std::to_string(alignment);
+        for (const BlockPlacement& block : plan.blocks()) {
+          ASSERT_EQ(block.chunk_numel % alignment, 0u) << what;
+          ASSERT_LT(block.padded_numel - block.numel, world * alignment) << what;  // no more padding than that
+        }
         // Global id of each padded parameter element: block * 1000 + index (padding: -1).
         std::vector<std::vector<long>> shards(world, std::vector<long>(plan.shard_numel(), -2));
         std::size_t tiled = 0;
@@ -94,7 +102,8 @@ TEST(PartitionPlan, ReduceScatterOfEachBucketLandsOnTheRightShardElements) {
           const BucketPlacement& bucket = plan.bucket(k);
           ASSERT_EQ(bucket.shard_offset, tiled) << what;
           tiled += bucket.rank_chunk_numel;
-          ASSERT_LE(bucket.rank_chunk_numel, std::max<std::size_t>(1, bucket_numel / world)) << what;
+          ASSERT_LE(bucket.rank_chunk_numel, std::max(alignment, bucket_numel / world)) << what;
+          ASSERT_EQ(bucket.rank_chunk_numel % alignment, 0u) << what;
           std::vector<long> buffer(bucket.numel(world), -3);
           for (const BucketPiece& piece : bucket.pieces) {
             const BlockPlacement& block = plan.block(piece.block);
@@ -123,6 +132,7 @@ TEST(PartitionPlan, ReduceScatterOfEachBucketLandsOnTheRightShardElements) {
           }
         EXPECT_EQ(owned.size(), std::accumulate(blocks.begin(), blocks.end(), 0ul));  // each once
         EXPECT_EQ(std::set<long>(owned.begin(), owned.end()).size(), owned.size());
+       }
       }
     }
   }
@@ -140,6 +150,7 @@ TEST(PartitionPlan, RejectsNonsense) {
   std::vector<std::size_t> blocks = {4};
   EXPECT_THROW(PartitionPlan(blocks, 0, 10), std::invalid_argument);
   EXPECT_THROW(PartitionPlan(blocks, 2, 0), std::invalid_argument);
+  EXPECT_THROW(PartitionPlan(blocks, 2, 10, 0, GradientReduction::reduce_scatter, 0), std::invalid_argument);
 }
 
 }  // namespace
