@@ -222,21 +222,23 @@ TEST(CliPlanPredict, TwoRanksMoveTheRingVolumesOverTheGivenLink) {
                                "communication f32, parameters f32, reduce_bucket_size 25000 elements"});
   const auto rows = predicted_rows(result.out);
   ASSERT_EQ(rows.size(), 4u);
-  // 120,576 fp32 parameters (even blocks: no padding on 2 ranks) = 482,304 bytes at 1e8 B/s:
-  // all-reduce 2·(1/2) of them = 4.82 ms; reduce-scatter and all-gather (1/2) each = 2.41 ms.
+  // 120,576 fp32 parameters = 482,304 bytes at 1e8 B/s: all-reduce 2·(1/2) of them = 4.82 ms;
+  // reduce-scatter and all-gather (1/2) each = 2.41 ms, of the blocks padded to 120,704 on 2 ranks
+  // (chunks of whole 64-element units), 2.414 ms.
+  const double padded_ms = 120704.0 * 4 / 2 / 1e8 * 1e3;
   const double flops = 2 * models::flops::gpt2_step(2, 64, 256, 4, 64);
   for (const auto& row : rows) EXPECT_NEAR(row[1], flops / 1e9 * 1e3, 0.05);
   EXPECT_NEAR(rows[0][2], 4.8, 1e-9);
-  EXPECT_NEAR(rows[1][2], 2.4 + 2.4, 0.11);
-  EXPECT_NEAR(rows[2][2], 2 * 2.4 + 2.4, 0.11);  // reduced after each micro batch, gathered once
+  EXPECT_NEAR(rows[1][2], padded_ms + padded_ms, 0.11);
+  EXPECT_NEAR(rows[2][2], 2 * padded_ms + padded_ms, 0.11);  // reduced after each micro batch, gathered once
   // Gathered in the forward of both micro batches: the prefetch budget (1.5e7 elements) holds this
   // small model's every block from forward into backward (each is below the persistence threshold
   // too), so backward gathers nothing.
-  EXPECT_NEAR(rows[3][2], 2 * 2.4 + 2 * 2.4, 0.11);
+  EXPECT_NEAR(rows[3][2], 2 * padded_ms + 2 * padded_ms, 0.11);
   // Without overlap the reductions follow backward; the parameter gathers (stages 1-3) still run
   // ahead of the blocks that need them, so the step lies between T_compute + the reductions and
   // T_compute + T_comm, and is never shorter than with overlap.
-  const double reductions[] = {4.8, 2.4, 2 * 2.4, 2 * 2.4};
+  const double reductions[] = {4.8, padded_ms, 2 * padded_ms, 2 * padded_ms};
   for (std::size_t stage = 0; stage < rows.size(); ++stage) {
     const auto& row = rows[stage];
     EXPECT_GT(row[3], 0.0);
@@ -259,7 +261,7 @@ TEST(CliPlanPredict, TwoRanksMoveTheRingVolumesOverTheGivenLink) {
   EXPECT_EQ(unheld.status, kExitSuccess) << unheld.err;
   const auto unheld_rows = predicted_rows(unheld.out);
   ASSERT_EQ(unheld_rows.size(), 4u);
-  EXPECT_NEAR(unheld_rows[3][2], 2 * 2.4 + 2 * (2 * 2.4 - 0.41), 0.11);
+  EXPECT_NEAR(unheld_rows[3][2], 2 * padded_ms + 2 * (2 * padded_ms - 0.41), 0.11);
   // Latency adds (N-1)·α per reduce-scatter or all-gather and 2(N-1)·α per all-reduce.
   CliResult slow = run({"plan", "--config", source_file("configs/default.yaml"), "-n", "2", "--predict",
                         "--flops-per-s", "1e9", "--link-gbps", "0.8", "--link-latency-us", "1000", "--set",
