@@ -88,7 +88,8 @@ def main():
     lines = pc.header(f"A/B: {args.label}", [
         f"A = {bins['A']}: {commits['A']}" + (f", with {' '.join(args.set_a)}" if args.set_a else ""),
         f"B = {bins['B']}: {commits['B']}" + (f", with {' '.join(args.set_b)}" if args.set_b else ""),
-        f"model {args.model} = {' '.join(job_sets(args.model))}; network: " +
+        f"model {args.model} = {' '.join(job_sets(args.model))}" +
+        (f", then (later settings win) {' '.join(args.set)}" if args.set else "") + "; network: " +
         ("this machine" if netns is None else f"{args.ranks} ranks on {hosts} simulated hosts, tc tbf {args.rate}, "
          + (f"host CPUs {args.host_cpus} (netns-hosts.sh --host-cpus)" if pinned else "hosts share all CPUs")),
         f"{args.steps} steps per run, medians after {args.warmup}; {args.repeats} rounds, A and B alternating",
