@@ -48,12 +48,14 @@ def format_bytes(b):  # core/memory.cpp format_bytes
 
 def exact_plan(numels, stage, world, bucket_numel, c=4, comm=4):
     n = 1 if stage == 0 else world
-    padded = [(x + n - 1) // n * n for x in numels]
+    unit = n * (64 if n > 1 else 1)  # chunks of whole 64-element units (zero/partition.h, kChunkAlignment)
+    padded = [(x + unit - 1) // unit * unit for x in numels]
     chunks = [p // n for p in padded]
     shard, total, padded_total = sum(chunks), sum(numels), sum(padded)
+    cap = max(unit // n, bucket_numel // n // (unit // n) * (unit // n))  # a bucket's range per rank, aligned
     buckets = []  # rank chunk numel of each bucket, walking blocks backward
     for i in reversed(range(len(numels))):
-        if not buckets or (buckets[-1] + chunks[i]) * n > bucket_numel:
+        if not buckets or buckets[-1] + chunks[i] > cap:
             buckets.append(0)
         buckets[-1] += chunks[i]
     return {"params": c * (padded_total if stage < 3 else shard),
@@ -106,8 +108,8 @@ def main():
         "runs: ranks on this machine (launch/zt-run), fp32 on CPU (compute dtype c = 4 bytes; the DESIGN.md table's "
         "bf16 instance, 2 bytes, needs a GPU), configs/default.yaml (reduce_bucket_size 25000 elements) "
         f"{' '.join(args.set)}; {args.steps} steps; measured = rank 0",
-        "model state: params + grads + optimizer. Psi = parameters; exact = the formula with the padding that makes "
-        "every block divisible by N; plan = `zerotrain plan` (printed rounded to 0.01 KiB/MiB; 'ok' = it prints the "
+        "model state: params + grads + optimizer. Psi = parameters; exact = the formula with the padding that cuts "
+        "every block into N chunks of whole 64-element units (one chunk at stage 0); plan = `zerotrain plan` (printed rounded to 0.01 KiB/MiB; 'ok' = it prints the "
         "exact value)"])
     ok_all = True
     with tempfile.TemporaryDirectory(prefix="zt-perf-mem-") as tmp:

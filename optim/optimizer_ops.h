@@ -1,7 +1,7 @@
 // The optimizer's device work, ordered on a stream: the fused AdamW update of a shard range and
 // the statistics of a step (gradient norm, overflow, mean loss) that the ranks all-reduce: the
 // norm's partial sums over parts of the shard, each taken when its part is final, then added in
-// the parts' order.
+// an order fixed by their positions (the CPU in sequence, CUDA as a fixed tree).
 // optimizer_ops(device) picks the CPU or the CUDA implementation; a build without CUDA refuses the
 // latter with the error of core/no_cuda.cpp.
 #pragma once
@@ -26,7 +26,7 @@ class OptimizerOps {
   virtual void sum_of_squares(BufferView grad, BufferView partial, BufferView scratch, Stream& stream) = 0;
   // stats holds a DeviceStepStats (step_stats.h). Fills sum_of_squares, non_finite and
   // exact_sum_of_squares from partials (sum_of_squares results, n f64 in 2n f32 elements, added in
-  // their order) and sets loss = loss_accumulator / micro_batches.
+  // an order that depends on their positions only) and sets loss = loss_accumulator / micro_batches.
   virtual void finish_step_stats(BufferView partials, BufferView stats, int micro_batches, Stream& stream) = 0;
 };
 

@@ -348,8 +348,10 @@ StepStats ZeroEngine::train_step(const LoadMicroBatch& load, double lr, int loca
 void ZeroEngine::optimizer_step(double lr, int local_stop_signal, StepStats& stats) {
   Stream& stream = ctx_.stream();
   Work all_reduce;
+  // Every other block was measured when its reductions landed (agree() refuses a step missing one).
+  if (rows_exchange_) measure_gradient(*rows_block_);
   for (std::size_t b = 0; b < model_.num_blocks(); ++b)
-    if (!statistics_.measured(b)) measure_gradient(b);
+    if (plan_.block(b).buckets.empty()) measure_gradient(b);  // no elements: nothing ever lands
   const AgreedStatistics agreed = statistics_.agree(options_.gradient_accumulation_steps, options_.stage == 0,
                                                     local_stop_signal, comm_, exposed_, timeline_, all_reduce);
   other_works_.push_back(all_reduce);
@@ -372,7 +374,8 @@ void ZeroEngine::optimizer_step(double lr, int local_stop_signal, StepStats& sta
     };
     if (const models::DeviceRates* rates = ctx_.emulation()) {  // the emulated device: its time, no arithmetic
       for (std::size_t b = 0; b < model_.num_blocks(); ++b)
-        for (const ChunkPiece& piece : chunk_pieces(plan_.block(b).chunk_numel, pieces.empty() ? 1 : pieces[b])) {
+        for (const ChunkPiece& piece :
+             chunk_pieces(plan_.block(b).chunk_numel, pieces.empty() ? 1 : pieces[b], plan_.chunk_alignment())) {
           models::occupy_device(models::optimizer_step_seconds(piece.count, options_.compute_dtype, *rates));
           publish(b, piece.begin, piece.count);
         }

@@ -33,7 +33,7 @@ struct MemoryPlan {
                                  // the buffers of a tied embedding's rows exchange (zero/lookup_rows.h)
   std::int64_t activations = 0;  // one micro-batch's activations
   std::int64_t gathered_bound = 0;  // stage 3: most bytes of gathered parameters at any moment
-  std::int64_t padding_elements = 0;  // parameters added to make blocks divide by the world size
+  std::int64_t padding_elements = 0;  // elements added to cut every block into whole aligned chunks
   std::int64_t model_states() const { return params + grads + optimizer; }
 };
 

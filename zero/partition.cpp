@@ -15,7 +15,7 @@ std::vector<std::size_t> BucketPlacement::blocks() const {
 PartitionPlan::PartitionPlan(std::span<const std::size_t> block_numels, int shards, std::size_t bucket_numel,
                              std::size_t first_bucket_numel, GradientReduction reduction,
                              std::size_t chunk_alignment)
-    : shards_(shards), reduction_(reduction) {
+    : shards_(shards), reduction_(reduction), chunk_alignment_(chunk_alignment) {
   if (shards < 1) throw std::invalid_argument("partition plan: at least one shard is needed");
   if (bucket_numel == 0) throw std::invalid_argument("partition plan: bucket size must be at least 1 element");
   if (chunk_alignment == 0) throw std::invalid_argument("partition plan: the chunk alignment must be at least 1");

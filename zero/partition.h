@@ -72,7 +72,8 @@ struct BucketPlacement {
   std::vector<std::size_t> blocks() const;  // the blocks with a piece in it, in backward order
 };
 
-// The engine's chunk alignment, in elements, where a plan has several shards: 128 bytes of a
+// The engine's chunk alignment, in elements, where a plan has several shards (stages 1-3 on more than
+// one rank; stage 0 keeps one shard): 128 bytes of a
 // 16-bit dtype, 256 of fp32. Every rank's chunk of a gathered block and range of a bucket then
 // starts on such a boundary, which NCCL's Simple and LL128 protocols need for their full speed (an
 // all-gather a few bytes off alignment runs markedly slower); the padding costs at most
@@ -92,6 +93,7 @@ class PartitionPlan {
                 GradientReduction reduction = GradientReduction::reduce_scatter, std::size_t chunk_alignment = 1);
 
   int shards() const { return shards_; }
+  std::size_t chunk_alignment() const { return chunk_alignment_; }
   GradientReduction reduction() const { return reduction_; }
   const std::vector<BlockPlacement>& blocks() const { return blocks_; }
   const std::vector<BucketPlacement>& buckets() const { return buckets_; }
@@ -119,6 +121,7 @@ class PartitionPlan {
  private:
   int shards_;
   GradientReduction reduction_;
+  std::size_t chunk_alignment_;
   std::vector<BlockPlacement> blocks_;
   std::vector<BucketPlacement> buckets_;
   std::size_t shard_numel_ = 0;

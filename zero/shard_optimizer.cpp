@@ -75,8 +75,10 @@ void ShardOptimizer::reset(const std::vector<float>& master, Stream& stream) {
   fill_zero(exp_avg_sq_.view(), stream);
 }
 
-std::vector<ChunkPiece> chunk_pieces(std::size_t chunk_numel, std::size_t pieces) {
-  const std::size_t size = (chunk_numel + std::max<std::size_t>(1, pieces) - 1) / std::max<std::size_t>(1, pieces);
+std::vector<ChunkPiece> chunk_pieces(std::size_t chunk_numel, std::size_t pieces, std::size_t alignment) {
+  const std::size_t equal = (chunk_numel + std::max<std::size_t>(1, pieces) - 1) / std::max<std::size_t>(1, pieces);
+  const std::size_t unit = std::max<std::size_t>(1, alignment);
+  const std::size_t size = (equal + unit - 1) / unit * unit;
   std::vector<ChunkPiece> out;
   for (std::size_t begin = 0; begin < chunk_numel; begin += size) out.push_back({begin, std::min(size, chunk_numel - begin)});
   if (out.empty()) out.push_back({0, 0});  // an empty chunk is still reported once
@@ -89,7 +91,7 @@ std::vector<std::size_t> publish_pieces(const PartitionPlan& plan) {
   if (bucket == 0 || pieces.empty()) return pieces;
   const std::size_t wanted = (plan.block(0).padded_numel + bucket - 1) / bucket;
   // What chunk_pieces makes of that: equal pieces may need fewer (a chunk of 10 in 6 is 5 of 2).
-  pieces[0] = chunk_pieces(plan.block(0).chunk_numel, wanted).size();
+  pieces[0] = chunk_pieces(plan.block(0).chunk_numel, wanted, plan.chunk_alignment()).size();
   return pieces;
 }
 
@@ -103,7 +105,7 @@ void ShardOptimizer::update(BufferView grad_shard, double lr, float multiplier, 
   for (std::size_t block = 0; block < plan_.blocks().size(); ++block) {
     const std::size_t chunk_begin = static_cast<std::size_t>(owner_) * plan_.block(block).chunk_numel;
     for (const ChunkPiece& piece :
-         chunk_pieces(plan_.block(block).chunk_numel, pieces.empty() ? 1 : pieces[block])) {
+         chunk_pieces(plan_.block(block).chunk_numel, pieces.empty() ? 1 : pieces[block], plan_.chunk_alignment())) {
       // This rank's elements of the piece, in block offsets; a segment may span several pieces.
       const std::size_t lo = chunk_begin + piece.begin, hi = lo + piece.count;
       for (auto s = segment; s != segments_.end() && s->block == block; ++s) {

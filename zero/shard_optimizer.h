@@ -34,12 +34,14 @@ class ShardSource {
 };
 
 // The parts of block b's chunk that ShardOptimizer::update updates and reports one after another:
-// [begin, begin + count) of the chunk for each of `pieces` equal parts (the last may be shorter).
+// [begin, begin + count) of the chunk for each of `pieces` equal parts, their size rounded up to a
+// multiple of `alignment` (the plan's chunk alignment, so that each part's all-gather starts on the
+// same boundary as the chunks); the last may be shorter, and there may be fewer parts than asked.
 struct ChunkPiece {
   std::size_t begin = 0;
   std::size_t count = 0;
 };
-std::vector<ChunkPiece> chunk_pieces(std::size_t chunk_numel, std::size_t pieces);
+std::vector<ChunkPiece> chunk_pieces(std::size_t chunk_numel, std::size_t pieces, std::size_t alignment = 1);
 
 // How many pieces the optimizer updates each block's chunk in at stages 1-3 (ShardOptimizer::update):
 // block 0, which the forward reads first (a block is only ever tied to an earlier one), in pieces

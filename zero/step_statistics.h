@@ -7,10 +7,11 @@
 // queue behind them on the comm stream.
 //
 // The gradient norm is summed over fixed parts of the shard (the engine's: its blocks' chunks),
-// each part's sum of squares taken as soon as the part is final: while later reductions still run,
-// a part measured then costs the step nothing, where one pass over the whole shard after the last
-// reduction would lie on the path to the update. The parts' sums are added in the parts' order, so
-// the norm does not depend on when each was taken (overlap on or off, any bucket size).
+// each part's sum of squares taken as soon as the part is final: while later reductions still run
+// (it delays the next bucket's launch, so it is hidden only where the link is busy), where one
+// pass over the whole shard after the last reduction would lie on the path to the update. The
+// parts' sums are added in an order fixed by their positions, so the norm does not depend on when
+// each was taken (overlap on or off, any bucket size).
 #pragma once
 
 #include <cstddef>

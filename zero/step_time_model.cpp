@@ -97,6 +97,9 @@ struct BackwardLink {
   std::vector<std::size_t> first_block;  // per buffered reduction: the block whose end takes its buffer
   std::size_t buffered = 0;          // the first `buffered` reductions take a bucket buffer
   std::size_t buffers = 0;           // bucket buffers (0: as many as needed)
+  // Per buffered reduction (empty: none): compute run when its buffer is taken for a later bucket,
+  // after waiting for it and before that bucket is issued (the gradient norm of the blocks it completed).
+  std::vector<double> drain_s;
   bool gathers_on_own_link = false;  // a secondary partition's group
 };
 
@@ -139,13 +142,14 @@ std::vector<std::size_t> held_from_forward(const StepTimeInputs& in) {
 // the budget is not zero), and waits for its own; its end takes a bucket buffer for each bucket
 // it is the first block of, waiting (compute) for the reduction that held the buffer `buffers`
 // buckets before, and issues the reductions it completes. One link runs the collectives in the
-// order they are issued, gathers on a link of their own with a secondary partition.
+// order they are issued, gathers on a link of their own with a secondary partition. Compute that a
+// buffer's drain adds (drain_s) is not counted as exposed.
 double backward_exposed(const std::vector<double>& block_s, const BackwardLink& in) {
   const std::size_t blocks = block_s.size();
   auto gather_of = [&](std::size_t b) { return in.gather_s.empty() ? 0.0 : in.gather_s[b]; };
   std::vector<std::size_t> order(blocks);  // backward's
   std::iota(order.rbegin(), order.rend(), 0);
-  double t = 0.0, link = 0.0, gather_link = 0.0;
+  double t = 0.0, link = 0.0, gather_link = 0.0, drained = 0.0;
   double& gathers = in.gathers_on_own_link ? gather_link : link;
   std::vector<double> gathered(blocks, -1.0);  // when each block's gather ends; -1: not issued
   std::vector<double> reduced(in.reduce_s.size(), 0.0);  // when each reduction ends (0: not yet issued)
@@ -174,7 +178,12 @@ double backward_exposed(const std::vector<double>& block_s, const BackwardLink& 
     auto early = [&](std::size_t k) { return in.ready_early_s.empty() ? 0.0 : in.ready_early_s[k]; };
     auto take_buffer_and_issue = [&](std::size_t k) {
       if (k < in.buffered && in.buffers > 0 && in.first_block[k] == b) {
-        if (acquired.size() >= in.buffers) t = std::max(t, reduced[acquired[acquired.size() - in.buffers]]);
+        if (acquired.size() >= in.buffers) {
+          const std::size_t held = acquired[acquired.size() - in.buffers];
+          const double drain = in.drain_s.empty() ? 0.0 : in.drain_s[held];
+          t = std::max(t, reduced[held]) + drain;
+          drained += drain;
+        }
         acquired.push_back(k);
       }
       if (in.ready_block[k] == b) reduced[k] = link = std::max(link, t - early(k)) + in.reduce_s[k];
@@ -184,7 +193,7 @@ double backward_exposed(const std::vector<double>& block_s, const BackwardLink& 
     for (std::size_t k = 0; k < in.reduce_s.size(); ++k)
       if (in.ready_block[k] != b || early(k) == 0.0) take_buffer_and_issue(k);
   }
-  return std::max(0.0, std::max(t, link) - sum(block_s));
+  return std::max(0.0, std::max(t, link) - sum(block_s) - drained);
 }
 
 void check(const StepTimeInputs& in) {
@@ -194,7 +203,7 @@ void check(const StepTimeInputs& in) {
   if (in.link.ranks_per_host < 1 || !(in.link.intra_latency_s >= 0.0) || !(in.link.intra_bytes_per_s >= 0.0))
     throw std::invalid_argument("predict_step_time: ranks per host must be at least 1, the intra-host link not negative");
   if (!(in.micro_batch_compute_s >= 0.0) || !(in.optimizer_s >= 0.0) || !(in.statistics_s >= 0.0) ||
-      !(in.statistics_in_backward_s >= 0.0) || !(in.link.latency_s >= 0.0))
+      !(in.link.latency_s >= 0.0))
     throw std::invalid_argument("predict_step_time: compute time and latency must not be negative");
   if (in.world_size > 1 && !(ring_link(in.link, in.world_size).bytes_per_s > 0.0))
     throw std::invalid_argument("predict_step_time: the link bandwidth must be positive");
@@ -232,6 +241,10 @@ void check(const StepTimeInputs& in) {
     throw std::invalid_argument("predict_step_time: the prefetch budget must not be negative");
   if (in.hpz_group_size < 1 || in.world_size % in.hpz_group_size != 0)
     throw std::invalid_argument("predict_step_time: the secondary partition's group size must divide the world size");
+  if (!in.bucket_statistics_s.empty() && in.bucket_statistics_s.size() != in.bucket_comm_bytes.size())
+    throw std::invalid_argument("predict_step_time: the statistics measured at buckets are per bucket, or not given");
+  for (double s : in.bucket_statistics_s)
+    if (!(s >= 0.0)) throw std::invalid_argument("predict_step_time: a statistics time must not be negative");
   if (!in.block_recompute_s.empty() && in.block_recompute_s.size() != blocks)
     throw std::invalid_argument("predict_step_time: recompute times are per block, or not given");
   for (double s : in.block_recompute_s)
@@ -300,12 +313,7 @@ StepTimePrediction predict_step_time(const StepTimeInputs& in) {
   StepTimePrediction p;
   p.compute_s =
       g * (in.micro_batch_compute_s + sum(in.block_recompute_s) - skipped_s) + in.statistics_s +
-      in.statistics_in_backward_s + in.optimizer_s;
-  // The last micro batch's backward also measures the blocks whose reductions landed: compute that
-  // fills its waits for the link first.
-  auto with_statistics = [&](double last_backward_exposed) {
-    return std::max(0.0, last_backward_exposed - in.statistics_in_backward_s);
-  };
+      sum(in.bucket_statistics_s) + in.optimizer_s;
   const std::vector<double> published =
       published_at(in.block_optimizer_share, in.optimizer_s, in.block_publish_pieces, gather);
   BackwardLink backward;  // the reductions; stage 3 adds its gathers
@@ -315,12 +323,20 @@ StepTimePrediction predict_step_time(const StepTimeInputs& in) {
   backward.first_block = in.bucket_first_block.empty() ? in.bucket_ready_block : in.bucket_first_block;
   backward.buffered = in.bucket_comm_bytes.size();
   backward.buffers = in.bucket_buffers;
+  // The last micro batch's backward also measures the gradient norm of the blocks whose reductions
+  // landed, as their buffers are taken again.
+  auto last_backward_exposed = [&] {
+    backward.drain_s = in.bucket_statistics_s;
+    const double e = backward_exposed(backward_s, backward);
+    backward.drain_s.clear();
+    return e;
+  };
   if (in.stage < 3) {
     const double e_fwd = forward_exposed(w, t_fwd, gather, published);
     const double e_bwd = backward_exposed(backward_s, backward);
     const double forward_waits = in.stage > 0 ? e_fwd : 0.0;  // stage 0 gathers nothing
     p.comm_s = reductions * r + a + statistics;
-    p.exposed_s = (reductions - 1.0) * e_bwd + with_statistics(e_bwd) + forward_waits + statistics;
+    p.exposed_s = (reductions - 1.0) * e_bwd + last_backward_exposed() + forward_waits + statistics;
     p.step_without_overlap_s = p.compute_s + reductions * r + forward_waits + statistics;
   } else {
     // A block gathered again before the next update: from every rank's shard, or with a secondary
@@ -364,7 +380,7 @@ StepTimePrediction predict_step_time(const StepTimeInputs& in) {
     backward.held = held;
     backward.gathers_on_own_link = grouped;
     const double e_bwd = backward_exposed(backward_s, backward);
-    p.exposed_s = (g - 1.0) * e_bwd + with_statistics(e_bwd) + forwards_exposed + statistics;
+    p.exposed_s = (g - 1.0) * e_bwd + last_backward_exposed() + forwards_exposed + statistics;
     backward.reduce_s.clear();  // without overlap: after backward, which then has its gathers alone
     backward.ready_block.clear();
     backward.ready_early_s.clear();
@@ -466,18 +482,21 @@ StepTimeInputs step_time_inputs(const models::Model& model, const ZeroOptions& o
   if (plan.reduction() != GradientReduction::in_place)
     in.bucket_buffers = std::max<std::size_t>(2, bucket_buffer_count(plan, options));
   if (rows) spread_rows_buckets(plan, *rows, completed_by[*rows], completed_share[*rows], in.bucket_buffers, in);
-  // The blocks whose reductions land only when backward ends: those of the last buckets, which
-  // still hold the bucket buffers then (every bucket, in place), and the rows block, whose rows
-  // are added after backward.
+  // The gradient norm measures a block when its last bucket's buffer is taken again, or when
+  // backward ends for the last buckets, which still hold the buffers then (every bucket, in place),
+  // and for the rows block, whose rows are added after backward.
   const std::size_t buckets = plan.buckets().size();
-  const std::size_t landing_late = in.bucket_buffers == 0 ? buckets : std::min(in.bucket_buffers, buckets);
-  std::vector<bool> late(blocks, false);
-  for (std::size_t k = buckets - landing_late; k < buckets; ++k)
-    for (std::size_t b : plan.bucket(k).blocks()) late[b] = true;
-  if (rows) late[*rows] = true;
-  for (std::size_t b = 0; b < blocks; ++b)
-    (late[b] ? in.statistics_s : in.statistics_in_backward_s) +=
-        models::gradient_statistics_seconds(plan.block(b).chunk_numel, rates);
+  const std::size_t slots = in.bucket_buffers == 0 ? buckets : std::min(in.bucket_buffers, buckets);
+  in.bucket_statistics_s.assign(buckets, 0.0);
+  for (std::size_t b = 0; b < blocks; ++b) {
+    const double seconds = models::gradient_statistics_seconds(plan.block(b).chunk_numel, rates);
+    const std::vector<std::size_t>& own = plan.block(b).buckets;
+    const std::size_t last = own.empty() ? buckets : *std::max_element(own.begin(), own.end());
+    if (b == rows || last + slots >= buckets)
+      in.statistics_s += seconds;
+    else
+      in.bucket_statistics_s[last] += seconds;
+  }
   if (options.stage > 0)
     for (std::size_t b = 0; b < blocks; ++b)
       in.block_gather_bytes.push_back(static_cast<double>(plan.block(b).padded_numel) * compute_size);

@@ -132,11 +132,11 @@ struct StepTimeInputs {
   double micro_batch_compute_s = 0.0;    // T_micro: forward + backward of one micro batch
   double optimizer_s = 0.0;              // T_opt: the AdamW step over this rank's shard, once per step
   // The gradient norm's passes over the shard's blocks (zero/step_statistics.h): those of blocks
-  // whose reductions land only when backward ends lie before T_opt (statistics_s); the others run
-  // in backward as their reductions land (statistics_in_backward_s), where they take time from the
-  // last micro batch's waits for communication.
+  // whose reductions land only when backward ends lie before T_opt (statistics_s); the last micro
+  // batch runs the others when the buffer of the block's last bucket k is taken for a later bucket,
+  // before that one is issued (bucket_statistics_s[k]; empty: none).
   double statistics_s = 0.0;
-  double statistics_in_backward_s = 0.0;
+  std::vector<double> bucket_statistics_s;
   // Each block's share of T_opt, blocks in forward order (the order the optimizer updates them);
   // empty: every block's new parameters go out when the whole update ends.
   std::vector<double> block_optimizer_share;

@@ -446,7 +446,7 @@ TEST_F(EngineTest, PartitionedStatesShrinkWithTheWorldSize) {
   o.stage = 3;
   MemoryPlan s3 = plan_memory(*model, o, N, 2, 8, Device::cpu());
   // Stage 0 in fp32 keeps one gradient (reduced where backward writes it); stage 3 keeps a 1/N shard
-  // of every model state (plus padding to a multiple of N per block).
+  // of every model state (plus the padding that cuts each block into N aligned chunks).
   std::int64_t psi = static_cast<std::int64_t>(model->param_count());
   EXPECT_EQ(s0.model_states(), 4 * psi + 4 * psi + 12 * psi);
   EXPECT_LE(s3.model_states(), (4 + 4 + 12) * (psi + s3.padding_elements) / N);

@@ -23,7 +23,6 @@ void expect_textbook_plan(const std::string& preset, std::int64_t psi) {
   std::int64_t padding = 0;
   for (std::size_t b = 0; b < model.num_blocks(); ++b)
     padding += (unit - static_cast<std::int64_t>(model.block(b).param_count()) % unit) % unit;
-  EXPECT_LT(padding, static_cast<std::int64_t>(model.num_blocks()) * unit);
   for (int stage = 0; stage <= 3; ++stage) {
     o.stage = stage;
     const MemoryPlan m = plan_memory(model, o, N, 1, 256, Device::cuda(0));

@@ -86,7 +86,8 @@ TEST(ShardOptimizer, UpdatesBlocksInForwardOrderAndSaysWhenEachPieceIsDone) {
               << "block " << b + 1 << " was updated before block " << b << "'s report";
         }
         if (next_begin == plan.block(b).chunk_numel) {
-          const std::vector<ChunkPiece> expected = chunk_pieces(plan.block(b).chunk_numel, pieces[b]);
+          const std::vector<ChunkPiece> expected =
+              chunk_pieces(plan.block(b).chunk_numel, pieces[b], plan.chunk_alignment());
           EXPECT_EQ(expected.back().begin, begin) << "block " << b << ": not the last piece";
         }
       },
@@ -158,6 +159,15 @@ TEST(ShardOptimizer, TheForwardsFirstBlockIsPublishedInPiecesOfABucket) {
   ASSERT_EQ(parts.size(), 5u);
   EXPECT_EQ(parts[1].begin, 50u);
   EXPECT_EQ(parts[4].begin + parts[4].count, 250u);
+  // With an alignment the parts start on its boundaries, as the plan's chunks do: 334 rounds up to 384.
+  const std::vector<ChunkPiece> aligned = chunk_pieces(1000, 3, 64);
+  ASSERT_EQ(aligned.size(), 3u);
+  EXPECT_EQ(aligned[1].begin, 384u);
+  EXPECT_EQ(aligned[2].count, 1000u - 768u);
+  EXPECT_EQ(chunk_pieces(1000, 8, 256).size(), 4u);  // fewer parts than asked
+  EXPECT_EQ(plan.chunk_alignment(), kChunkAlignment);
+  for (const ChunkPiece& piece : chunk_pieces(plan.block(0).chunk_numel, 7, plan.chunk_alignment()))
+    EXPECT_EQ(piece.begin % kChunkAlignment, 0u);
   EXPECT_EQ(chunk_pieces(10, 3).back().count, 2u);  // 4, 4, 2
   EXPECT_EQ(chunk_pieces(0, 3).size(), 1u);         // reported once, empty
   EXPECT_EQ(chunk_pieces(10, 6).size(), 5u);  // equal pieces of 2: five, not six
