@@ -38,8 +38,8 @@ double lookup_rows_bytes(const models::Model& model, std::size_t block, const Ze
 
 double dense_reduction_bytes(const models::Model& model, std::size_t block, const ZeroOptions& options,
                              int world_size) {
-  const std::size_t unit = static_cast<std::size_t>(world_size) * (world_size > 1 ? kChunkAlignment : 1);
-  const double padded = static_cast<double>((model.block(block).param_count() + unit - 1) / unit * unit);
+  const double padded = static_cast<double>(
+      padded_block_numel(model.block(block).param_count(), world_size, engine_chunk_alignment(world_size)));
   const double phases = options.stage == 0 ? 2.0 : 1.0;  // all-reduce = reduce-scatter + all-gather
   return phases * (world_size - 1) / world_size * padded * static_cast<double>(dtype_size(options.comm_dtype));
 }

@@ -21,7 +21,7 @@ PartitionPlan make_partition_plan(const models::Model& model, const ZeroOptions&
                                                                                     : GradientReduction::reduce_scatter;
   const int shards = reduction == GradientReduction::reduce_scatter ? world_size : 1;
   return PartitionPlan(numels, shards, initial_bucket_size(options), options.first_reduce_bucket_size, reduction,
-                       shards > 1 ? kChunkAlignment : 1);
+                       engine_chunk_alignment(shards));
 }
 
 namespace {

@@ -14,8 +14,8 @@ namespace zt {
 
 // The partition the engine uses and the reduction of its stage (GradientReduction, partition.h):
 // stages 1-3 reduce-scatter over world_size shards (chunks aligned to kChunkAlignment elements on
-// more than one rank); stage 0 partitions nothing (one shard) and
-// all-reduces, in place when gradients and communication are fp32 (and so does stage 1 on one rank).
+// more than one rank); stage 0 partitions nothing (one shard) and all-reduces, in place when
+// gradients and communication are fp32 (and so does stage 1 on one rank).
 PartitionPlan make_partition_plan(const models::Model& model, const ZeroOptions& options, int world_size);
 
 // How many bucket buffers the engine uses with plan: as many as reduce_buffer_size holds (at least

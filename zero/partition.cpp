@@ -12,6 +12,11 @@ std::vector<std::size_t> BucketPlacement::blocks() const {
   return out;
 }
 
+std::size_t padded_block_numel(std::size_t numel, int shards, std::size_t chunk_alignment) {
+  const std::size_t unit = static_cast<std::size_t>(shards) * chunk_alignment;
+  return (numel + unit - 1) / unit * unit;
+}
+
 PartitionPlan::PartitionPlan(std::span<const std::size_t> block_numels, int shards, std::size_t bucket_numel,
                              std::size_t first_bucket_numel, GradientReduction reduction,
                              std::size_t chunk_alignment)
@@ -26,14 +31,15 @@ PartitionPlan::PartitionPlan(std::span<const std::size_t> block_numels, int shar
   for (std::size_t b = 0; b < block_numels.size(); ++b) {
     BlockPlacement& block = blocks_[b];
     block.numel = block_numels[b];
-    const std::size_t unit = n * chunk_alignment;
-    block.padded_numel = (block.numel + unit - 1) / unit * unit;
+    block.padded_numel = padded_block_numel(block.numel, shards, chunk_alignment);
     block.chunk_numel = block.padded_numel / n;
     total_numel_ += block.numel;
   }
   // Per-rank capacities: a bucket holds N ranges, each a whole number of alignment units (at least
   // one). Every block's chunk is too, so every piece and range is.
-  auto aligned_capacity = [&](std::size_t numel) { return std::max(chunk_alignment, numel / n / chunk_alignment * chunk_alignment); };
+  auto aligned_capacity = [&](std::size_t numel) {
+    return std::max(chunk_alignment, numel / n / chunk_alignment * chunk_alignment);
+  };
   const std::size_t capacity = aligned_capacity(bucket_numel);
   const std::size_t first_capacity =
       first_bucket_numel == 0 ? capacity : std::min(aligned_capacity(first_bucket_numel), capacity);

@@ -72,13 +72,17 @@ struct BucketPlacement {
   std::vector<std::size_t> blocks() const;  // the blocks with a piece in it, in backward order
 };
 
-// The engine's chunk alignment, in elements, where a plan has several shards (stages 1-3 on more than
-// one rank; stage 0 keeps one shard): 128 bytes of a
-// 16-bit dtype, 256 of fp32. Every rank's chunk of a gathered block and range of a bucket then
-// starts on such a boundary, which NCCL's Simple and LL128 protocols need for their full speed (an
-// all-gather a few bytes off alignment runs markedly slower); the padding costs at most
-// 64 x N elements per block.
+// The engine's chunk alignment, in elements, where a plan has several shards (stages 1-3 on more
+// than one rank; stage 0 keeps one shard): 128 bytes of a 16-bit dtype, 256 of fp32. Every rank's
+// chunk of a gathered block and range of a bucket then starts on such a boundary, which NCCL's
+// Simple and LL128 protocols need for their full speed (an all-gather a few bytes off alignment
+// runs markedly slower); the padding costs at most 64 x N elements per block.
 inline constexpr std::size_t kChunkAlignment = 64;
+inline std::size_t engine_chunk_alignment(int shards) { return shards > 1 ? kChunkAlignment : 1; }
+
+// A block of `numel` elements padded so that it cuts into `shards` chunks of whole
+// `chunk_alignment` units.
+std::size_t padded_block_numel(std::size_t numel, int shards, std::size_t chunk_alignment);
 
 class PartitionPlan {
  public:

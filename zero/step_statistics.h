@@ -43,7 +43,6 @@ class StepStatistics {
   // Part `part` of the shard holds its final gradient `grad` for this step: its sum of squares,
   // on the compute stream. Once per part and step.
   void measure(std::size_t part, BufferView grad);
-  bool measured(std::size_t part) const { return measured_.at(part); }
   // The statistics into the buffer (every part measured), the all-reduce (sum) across comm, one
   // read. Stage 0 ranks hold the whole gradient: whole_gradient makes rank 0 alone contribute the
   // norm, and the exact local norm is used. Waiting for the all-reduce counts as exposed

@@ -490,8 +490,8 @@ StepTimeInputs step_time_inputs(const models::Model& model, const ZeroOptions& o
   in.bucket_statistics_s.assign(buckets, 0.0);
   for (std::size_t b = 0; b < blocks; ++b) {
     const double seconds = models::gradient_statistics_seconds(plan.block(b).chunk_numel, rates);
-    const std::vector<std::size_t>& own = plan.block(b).buckets;
-    const std::size_t last = own.empty() ? buckets : *std::max_element(own.begin(), own.end());
+    const std::vector<std::size_t>& own = plan.block(b).buckets;  // in order
+    const std::size_t last = own.empty() ? buckets : own.back();
     if (b == rows || last + slots >= buckets)
       in.statistics_s += seconds;
     else
