@@ -50,7 +50,7 @@ class CpuOptimizerOps final : public OptimizerOps {
 
 }  // namespace
 
-std::size_t step_stats_scratch_numel() { return 2 * 512; }  // the CUDA reduction's per-block f64 partials
+std::size_t step_stats_scratch_numel() { return 2 * kStepStatsBlocks; }
 
 void check_partials(BufferView partials, std::size_t count) {
   if (partials.dtype != DType::f32 || partials.numel != 2 * count)

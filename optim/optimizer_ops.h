@@ -30,7 +30,9 @@ class OptimizerOps {
   virtual void finish_step_stats(BufferView partials, BufferView stats, int micro_batches, Stream& stream) = 0;
 };
 
-std::size_t step_stats_scratch_numel();
+// The CUDA reduction's grid: each of its blocks writes one f64 partial into the scratch.
+inline constexpr std::size_t kStepStatsBlocks = 512;
+std::size_t step_stats_scratch_numel();  // 2 x kStepStatsBlocks f32 elements
 // Throws std::invalid_argument unless partials is `count` f64 sums held in f32 elements.
 void check_partials(BufferView partials, std::size_t count);
 OptimizerOps& optimizer_ops(Device device);

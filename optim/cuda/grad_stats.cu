@@ -13,7 +13,7 @@ namespace zt {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kBlocks = 512;  // step_stats_scratch_numel() = 2 * kBlocks: one f64 partial per block
+constexpr int kBlocks = static_cast<int>(kStepStatsBlocks);  // one f64 partial each in the scratch
 
 __device__ double block_sum(double value, double* shared) {
   shared[threadIdx.x] = value;
