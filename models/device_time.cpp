@@ -28,6 +28,11 @@ double optimizer_step_seconds(std::size_t parameters, DType param_dtype, const D
   return static_cast<double>(parameters) * (28.0 + static_cast<double>(dtype_size(param_dtype))) / rates.bytes_per_s;
 }
 
+double copy_seconds(std::size_t bytes, const DeviceRates& rates) {
+  if (!(rates.bytes_per_s > 0.0)) return 0.0;
+  return 2.0 * static_cast<double>(bytes) / rates.bytes_per_s;
+}
+
 double gradient_statistics_seconds(std::size_t elements, const DeviceRates& rates) {
   if (!(rates.bytes_per_s > 0.0)) return 0.0;
   return static_cast<double>(elements) * 4.0 / rates.bytes_per_s;

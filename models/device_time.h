@@ -43,6 +43,9 @@ double optimizer_step_seconds(std::size_t parameters, DType param_dtype, const D
 // (0 when bytes_per_s is 0).
 double gradient_statistics_seconds(std::size_t elements, const DeviceRates& rates);
 
+// A copy of `bytes` within device memory: each byte read and written once (0 when bytes_per_s is 0).
+double copy_seconds(std::size_t bytes, const DeviceRates& rates);
+
 // The emulated device being busy for `seconds`: waits on the clock, using no core.
 void occupy_device(double seconds);
 

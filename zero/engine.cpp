@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
 #include "core/cpu_contention.h"
 #include "core/device_ops.h"
@@ -26,6 +27,10 @@ using Clock = std::chrono::steady_clock;
 
 double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+bool reads(const std::vector<std::size_t>& blocks, std::size_t block) {
+  return std::find(blocks.begin(), blocks.end(), block) != blocks.end();
 }
 
 // Where traced work on a stream starts; records nothing when no timeline is recording.
@@ -117,6 +122,7 @@ ZeroEngine::~ZeroEngine() {
 
 void ZeroEngine::init_parameters(std::uint64_t seed) {
   if (gatherer_) gatherer_->invalidate();  // a prefetch may still read the shard
+  forget_next_tokens();
   const std::size_t owner = static_cast<std::size_t>(optimizer_.owner());
   std::vector<float> master(plan_.shard_numel(), 0.0f);
   for (std::size_t b = 0; b < model_.num_blocks(); ++b) {
@@ -194,19 +200,23 @@ void ZeroEngine::accumulate_micro_batch_grads() {
   }
 }
 
-void ZeroEngine::forward_pass(models::Activations& acts, bool backward_follows) {
+void ZeroEngine::forward_pass(models::Activations& acts, bool backward_follows, bool first_step_reads_rows) {
   const std::size_t n = model_.num_blocks();
   if (gatherer_) {
     std::vector<std::vector<std::size_t>> steps;
     for (std::size_t b = 0; b < n; ++b) steps.push_back(blocks_read(b, false));
     if (backward_follows)
       for (std::size_t b = n; b-- > 0;) steps.push_back(blocks_read(b, true));
-    gatherer_->begin_pass(std::move(steps), n);  // a tied block stays gathered through the forward
+    // A tied block stays gathered through the forward.
+    gatherer_->begin_pass(std::move(steps), n, first_step_reads_rows);
   }
   for (std::size_t b = 0; b < n; ++b) {
     std::vector<BufferView> gathered;
     if (gatherer_) {
       gathered = gatherer_->enter(b);
+      const models::DeviceRates* rates = ctx_.emulation();
+      if (rates && b == 0 && first_step_reads_rows)  // placing the gathered rows (first_rows.h)
+        models::occupy_device(models::copy_seconds(rows_parts_numel_ * dtype_size(options_.compute_dtype), *rates));
     } else {
       for (std::size_t needed : {b, tied_to_[b].value_or(b)}) {
         exposed_.wait(param_sync_[needed], ctx_.stream(), timeline_, [&] {
@@ -225,9 +235,9 @@ void ZeroEngine::forward_pass(models::Activations& acts, bool backward_follows) 
   if (gatherer_ && !backward_follows) gatherer_->end_pass();
 }
 
-void ZeroEngine::forward_backward(models::Activations& acts, bool boundary) {
+void ZeroEngine::forward_backward(models::Activations& acts, bool boundary, bool first_step_reads_rows) {
   const std::size_t n = model_.num_blocks();
-  forward_pass(acts, true);
+  forward_pass(acts, true, first_step_reads_rows);
   models::ops::add_mean_loss(ctx_, statistics_.loss_accumulator(), acts.losses(), acts.valid_targets());
   const bool reduce_now = options_.stage >= 2 || boundary;
   if (reduce_now) {
@@ -311,7 +321,8 @@ std::optional<ZeroEngine::CpuClocks> ZeroEngine::cpu_clocks() const {
                    {*comm_wait + *group_wait + *levels_wait, comm_cpu_time_ms()}};
 }
 
-StepStats ZeroEngine::train_step(const LoadMicroBatch& load, double lr, int local_stop_signal) {
+StepStats ZeroEngine::train_step(const LoadMicroBatch& load, double lr, int local_stop_signal,
+                                 const PeekNextTokens& next_tokens) {
   const std::optional<CpuClocks> clocks_before = cpu_clocks();  // /proc reads, outside the step's time
   const auto start = Clock::now();
   const std::int64_t allocations_before = system_allocation_count();
@@ -321,9 +332,15 @@ StepStats ZeroEngine::train_step(const LoadMicroBatch& load, double lr, int loca
   for (int micro = 0; micro < options_.gradient_accumulation_steps; ++micro) {
     const auto load_start = Clock::now();
     load(*acts_, micro);
+    const bool reads_rows = micro == 0 && std::exchange(rows_gathered_, false);
+    if (reads_rows && !std::equal(acts_->input().as<std::int32_t>(), acts_->input().as<std::int32_t>() + acts_->input().numel,
+                                  next_tokens_.data_as<std::int32_t>()))
+      throw std::logic_error("the first micro batch's tokens differ from those the step before was told would come");
+    const bool last = micro + 1 == options_.gradient_accumulation_steps;
+    if (last) gather_next_tokens(next_tokens);
     if (timeline_)
       timeline_->add_host_span(trace::Lane::host, "load batch", load_start, Clock::now(), {{"micro_batch", micro}});
-    forward_backward(*acts_, micro + 1 == options_.gradient_accumulation_steps);
+    forward_backward(*acts_, last, reads_rows);
   }
   Event optimizer_begin = trace_mark(timeline_, ctx_.stream());
   optimizer_step(lr, local_stop_signal, stats);
@@ -368,13 +385,15 @@ void ZeroEngine::optimizer_step(double lr, int local_stop_signal, StepStats& sta
     const float multiplier = clip_coefficient(stats.grad_norm, options_.gradient_clipping) / static_cast<float>(scale) /
                              static_cast<float>(divisor);
     if (gatherer_) gatherer_->invalidate();  // its gathered copies are about to go stale
+    first_rows_ = next_forward_rows();
+    const std::vector<std::size_t> order = plan_update_gathers();
     const std::vector<std::size_t> pieces = options_.stage == 0 ? std::vector<std::size_t>{} : publish_pieces(plan_);
     auto publish = [this](std::size_t block, std::size_t begin, std::size_t count) {
       publish_parameters(block, begin, count);
     };
     if (const models::DeviceRates* rates = ctx_.emulation()) {  // the emulated device: its time, no arithmetic
-      for (std::size_t b = 0; b < model_.num_blocks(); ++b)
-        for (const ChunkPiece& piece :
+      for (std::size_t i = 0; i < model_.num_blocks(); ++i)
+        for (const std::size_t b = order.empty() ? i : order[i]; const ChunkPiece& piece :
              chunk_pieces(plan_.block(b).chunk_numel, pieces.empty() ? 1 : pieces[b], plan_.chunk_alignment())) {
           models::occupy_device(models::optimizer_step_seconds(piece.count, options_.compute_dtype, *rates));
           publish(b, piece.begin, piece.count);
@@ -385,9 +404,10 @@ void ZeroEngine::optimizer_step(double lr, int local_stop_signal, StepStats& sta
                           return options_.stage < 3 ? params_[block].slice(block_offset, count).data
                                                     : param_shard_.slice(shard_offset, count).data;
                         },
-                        pieces, publish, stream);
+                        pieces, publish, stream, order);
     }
   }
+  next_tokens_gathered_ = false;  // a skipped step's update gathers nothing for them
   fill_zero(grad_shard_.view(), stream);
   if (options_.stage < 2)
     for (Buffer& grad : block_grads_) fill_zero(grad.view(), stream);
@@ -452,8 +472,26 @@ void ZeroEngine::publish_parameters(std::size_t b, std::size_t begin, std::size_
   if (options_.stage == 0) return;  // every rank updated every parameter
   const BlockPlacement& placement = plan_.block(b);
   if (options_.stage == 3) {
-    const std::vector<std::size_t> first = blocks_read(0, false);
-    if (std::find(first.begin(), first.end(), b) != first.end()) gatherer_->prefetch(b, begin, count);
+    if (first_rows_ && b == rows_block_) {
+      // Only the rows the next lookup reads, once the whole chunk is updated (first_rows.h).
+      if (begin + count < placement.chunk_numel) return;
+      if (const models::DeviceRates* rates = ctx_.emulation())  // the packing's time
+        models::occupy_device(models::copy_seconds(
+            rows_part_numel(*first_rows_, placement.chunk_numel, plan_.shards()) * dtype_size(options_.compute_dtype),
+            *rates));
+      rows_parts_numel_ = rows_part_numel(*first_rows_, placement.chunk_numel, plan_.shards()) *
+                          static_cast<std::size_t>(plan_.shards());
+      // The whole table follows in a piece per forward step before the first that reads it all. A
+      // quarter of them go now, behind the rows: the link is free while the other blocks are
+      // updated, and fewer are left to share it with the forward's own gathers.
+      std::size_t whole_step = 1;
+      while (whole_step < model_.num_blocks() && !reads(blocks_read(whole_step, false), b)) ++whole_step;
+      gatherer_->prefetch_rows(b, *std::exchange(first_rows_, std::nullopt), whole_step);
+      gatherer_->launch_pieces(b, (whole_step + 3) / 4);
+      rows_gathered_ = true;
+      return;
+    }
+    if (reads(gathered_while_updating_, b)) gatherer_->prefetch(b, begin, count);
     return;
   }
   // Elements [begin, begin + count) of every rank's chunk, each rank's own part in place.
@@ -470,8 +508,92 @@ void ZeroEngine::publish_parameters(std::size_t b, std::size_t begin, std::size_
                       {{"block", b}}, other_works_, timeline_);
 }
 
+std::vector<std::size_t> ZeroEngine::plan_update_gathers() {
+  gathered_while_updating_.clear();
+  if (options_.stage != 3) return {};
+  if (!first_rows_) {
+    gathered_while_updating_ = blocks_read(0, false);
+    return {};
+  }
+  // The blocks of the forward's next steps, as many as the prefetch budget takes (at least one),
+  // then the table: their gathers keep the link busy while the table is updated.
+  const std::size_t budget = options_.stage3_prefetch_bucket_size;
+  std::size_t ahead = 0;
+  for (std::size_t step = 1; step < model_.num_blocks() && budget > 0; ++step) {
+    bool full = false;
+    for (std::size_t block : blocks_read(step, false)) {
+      const std::size_t numel = plan_.block(block).padded_numel;
+      if (block == rows_block_ || reads(gathered_while_updating_, block)) continue;
+      if (ahead > 0 && ahead + numel > budget) {
+        full = true;
+        break;
+      }
+      gathered_while_updating_.push_back(block);
+      ahead += numel;
+    }
+    if (full) break;
+  }
+  std::vector<std::size_t> order = gathered_while_updating_;
+  order.push_back(*rows_block_);
+  for (std::size_t block = 0; block < model_.num_blocks(); ++block)
+    if (!reads(order, block)) order.push_back(block);
+  return order;
+}
+
+void ZeroEngine::gather_next_tokens(const PeekNextTokens& peek) {
+  if (!peek || !gatherer_ || !rows_block_) return;
+  const std::vector<std::size_t> first = blocks_read(0, false);
+  if (std::find(first.begin(), first.end(), *rows_block_) == first.end()) return;
+  const std::size_t positions = acts_->input().numel;
+  if (next_tokens_.empty()) {
+    next_tokens_ = Buffer(ctx_.device(), DType::i32, positions, MemCategory::gathered, tracker_);
+    all_next_tokens_ = Buffer(ctx_.device(), DType::i32, positions * static_cast<std::size_t>(comm_.world_size()),
+                              MemCategory::gathered, tracker_);
+  }
+  next_tokens_work_.wait();  // the last step's gather read the buffer
+  const std::span<const std::int32_t> tokens = peek();
+  std::int32_t* mine = next_tokens_.data_as<std::int32_t>();
+  if (tokens.size() == positions) {
+    std::copy(tokens.begin(), tokens.end(), mine);
+  } else {
+    std::fill_n(mine, positions, -1);
+  }
+  const TwoLevelAllGather::Issued issued = all_gather_->all_gather(next_tokens_.view(), all_next_tokens_.view(),
+                                                                   ctx_.stream());
+  next_tokens_work_ = issued.done;
+  next_tokens_gathered_ = true;
+  trace::record_parts(issued, "all_gather next tokens", {{"block", *rows_block_}}, other_works_, timeline_);
+}
+
+void ZeroEngine::forget_next_tokens() {
+  next_tokens_gathered_ = rows_gathered_ = false;
+  first_rows_.reset();
+}
+
+std::optional<RowsRead> ZeroEngine::next_forward_rows() {
+  if (!std::exchange(next_tokens_gathered_, false)) return std::nullopt;
+  exposed_.wait(next_tokens_work_, ctx_.stream(), timeline_, [] {
+    return std::pair{std::string("wait next tokens"), nlohmann::json::object()};
+  });
+  const std::size_t block = *rows_block_;
+  const models::LookupRows lookup = *model_.block(block).lookup_rows();
+  const std::span<const std::int32_t> tokens(all_next_tokens_.data_as<std::int32_t>(), all_next_tokens_.numel());
+  // A rank that does not know its next tokens sent -1s; a token outside the table is the next
+  // load's error to report. Either way every rank gathers the whole table.
+  const std::size_t table = token_rows(lookup, plan_.block(block).numel);
+  if (std::any_of(tokens.begin(), tokens.end(),
+                  [&](std::int32_t t) { return t < 0 || static_cast<std::size_t>(t) >= table; }))
+    return std::nullopt;
+  RowsRead rows = rows_read(lookup, tokens, acts_->T(), plan_.block(block).numel);
+  const std::size_t parts = rows_part_numel(rows, plan_.block(block).chunk_numel, plan_.shards()) *
+                            static_cast<std::size_t>(plan_.shards());
+  if (parts * kFirstRowsMaxShareDivisor > plan_.block(block).padded_numel) return std::nullopt;
+  return rows;
+}
+
 void ZeroEngine::sync_parameters() {
   if (gatherer_) gatherer_->invalidate();
+  plan_update_gathers();  // the first step's blocks, as after an update without rows
   for (std::size_t b = 0; b < model_.num_blocks(); ++b) publish_parameters(b, 0, plan_.block(b).chunk_numel);
 }
 
@@ -535,6 +657,7 @@ void ZeroEngine::set_params_from_master(const std::vector<float>& master) {
 
 void ZeroEngine::load_state(ShardSource& source, std::int64_t optimizer_steps, const LossScaler::State& loss_scaler) {
   for (Work& work : param_sync_) work.wait();
+  forget_next_tokens();  // the batches may be restored to another position
   set_params_from_master(optimizer_.load(source, ctx_.stream()));
   sync_parameters();
   optimizer_steps_ = optimizer_steps;

@@ -32,6 +32,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "comm/communicator.h"
@@ -74,6 +75,12 @@ class ZeroEngine {
  public:
   // Loads micro-batch `micro` (0-based, within the step) into the activations.
   using LoadMicroBatch = std::function<void(models::Activations&, int micro)>;
+  // This rank's tokens of the micro batch the next step loads first (empty where they are not
+  // known), without taking it from the source: the next load hands out exactly these. At stage 3
+  // with the tied embedding's gradient as rows, the update then gathers only the embedding rows
+  // the next forward's lookup reads, and the rest of the table during that forward
+  // (zero/first_rows.h).
+  using PeekNextTokens = std::function<std::span<const std::int32_t>()>;
 
   // micro_batch, seq_len: the (B, T) of every micro-batch.
   ZeroEngine(const models::Model& model, models::ComputeContext& ctx, Communicator& comm, const ZeroOptions& options,
@@ -85,7 +92,8 @@ class ZeroEngine {
   // local_stop_signal: a stop signal this rank received (SIGTERM/SIGINT/SIGUSR1), or 0. It rides on the
   // step's one statistics all-reduce, so every rank learns of any rank's signal at the same step
   // without a collective of its own (StepStats::stop_signal).
-  StepStats train_step(const LoadMicroBatch& load, double lr, int local_stop_signal = 0);
+  StepStats train_step(const LoadMicroBatch& load, double lr, int local_stop_signal = 0,
+                       const PeekNextTokens& next_tokens = {});
   // Mean loss of one forward pass (no gradients), averaged over ranks.
   double eval_loss(const LoadMicroBatch& load);
 
@@ -119,8 +127,22 @@ class ZeroEngine {
   models::BlockParams block_params(std::size_t block, const std::vector<BufferView>& gathered, bool own = true) const;
   // The blocks whose parameters the forward (or the backward) of block b reads.
   std::vector<std::size_t> blocks_read(std::size_t b, bool backward) const;
-  void forward_backward(models::Activations& acts, bool boundary);
-  void forward_pass(models::Activations& acts, bool backward_follows);
+  // first_step_reads_rows: stage 3's first step reads the rows gathered for these tokens (first_rows.h).
+  void forward_backward(models::Activations& acts, bool boundary, bool first_step_reads_rows);
+  void forward_pass(models::Activations& acts, bool backward_follows, bool first_step_reads_rows = false);
+  // Stage 3 with a rows block: gathers every rank's tokens of the next step's first micro batch
+  // (-1s from a rank that does not know its own, so that every rank decides alike).
+  void gather_next_tokens(const PeekNextTokens& peek);
+  // The rows the next forward's lookup reads, where every rank's next tokens are known and the
+  // rows are few enough (kFirstRowsMaxShareDivisor); nullopt otherwise. Waits for the tokens.
+  std::optional<RowsRead> next_forward_rows();
+  // The parameters or the batches' position change outside a step: what was gathered for the
+  // next tokens no longer applies (the gatherer drops the rows themselves when invalidated).
+  void forget_next_tokens();
+  // Stage 3: which blocks the update gathers as soon as it has updated them (the next forward's
+  // first step's; where that step reads rows, the following steps' within the prefetch budget,
+  // updated before the table), and the order it updates the blocks in (empty: block order).
+  std::vector<std::size_t> plan_update_gathers();
   void accumulate_micro_batch_grads();
   // Block b's fp32 accumulator: its own buffer (stage 1), or its range of the gradient shard (stage 0).
   BufferView grad_accumulator(std::size_t block);
@@ -180,6 +202,16 @@ class ZeroEngine {
   // The tied embedding whose lookup gradient goes out as rows (zero/lookup_rows.h), if any.
   std::optional<std::size_t> rows_block_;
   std::unique_ptr<LookupRowsExchange> rows_exchange_;
+  // Stage 3 with a rows block: the next step's first tokens, this rank's and every rank's, their
+  // gather, the rows the update gathers first (until it does), and whether the next training
+  // forward's first step reads them (zero/first_rows.h).
+  Buffer next_tokens_, all_next_tokens_;
+  Work next_tokens_work_;
+  bool next_tokens_gathered_ = false;
+  std::optional<RowsRead> first_rows_;
+  bool rows_gathered_ = false;
+  std::size_t rows_parts_numel_ = 0;  // the rows' gather, all ranks' parts
+  std::vector<std::size_t> gathered_while_updating_;  // plan_update_gathers
   bool choose_bucket_size_after_step_ = false;  // reduce_bucket_size: auto, before the first step's end
   Event backward_begin_, backward_end_;         // the last micro-batch's backward, while choosing
   std::unique_ptr<Communicator> hpz_group_;  // stage 3's secondary partition group (zero_hpz_partition_size)

@@ -8,6 +8,7 @@
 
 #include "models/activations.h"
 #include "core/memory.h"
+#include "zero/first_rows.h"
 #include "zero/lookup_rows.h"
 #include "zero/param_gatherer.h"
 
@@ -96,6 +97,10 @@ MemoryPlan plan_memory(const models::Model& model, const ZeroOptions& options, i
     std::size_t ahead = options.stage3_prefetch_bucket_size == 0 ? 0 : options.stage3_prefetch_bucket_size + largest;
     // Each block is gathered at most once at a time, so never more than the whole model.
     m.gathered_bound = c * std::min(static_cast<std::int64_t>(largest_in_use + ahead + persistent), padded_total);
+    // The update's gather of the next lookup's rows, where the next tokens are known (first_rows.h).
+    if (const auto rows = rows_exchanged_block(model, options, world_size, micro_batch, seq_len, device))
+      m.gathered_bound += static_cast<std::int64_t>(first_rows_buffer_bytes(
+          plan.block(*rows).padded_numel, static_cast<std::size_t>(c), world_size, micro_batch, seq_len));
     std::size_t group_slices = 0;  // the secondary partition's (param_gatherer.h)
     for (std::size_t b = 0; b < model.num_blocks(); ++b)
       group_slices += group_slice_numel(plan, b, options.stage3_param_persistence_threshold,

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <stdexcept>
 #include <utility>
 
 #include "core/device_ops.h"
@@ -43,7 +44,10 @@ ParamGatherer::ParamGatherer(const PartitionPlan& plan, TwoLevelAllGather& gathe
 }
 
 ParamGatherer::~ParamGatherer() {
-  for (const auto& entry : gathered_) wait_before_freeing(entry.second.work);
+  for (const auto& entry : gathered_) {
+    wait_before_freeing(entry.second.work);
+    if (entry.second.rows) wait_before_freeing(entry.second.rows->work);
+  }
 }
 
 bool ParamGatherer::persistent(std::size_t block) const { return is_persistent(plan_, block, persistence_threshold_); }
@@ -56,7 +60,8 @@ void ParamGatherer::launch(std::size_t block) {
   if (gathered_.contains(block)) return;
   const BlockPlacement& placement = plan_.block(block);
   // The all-gather overwrites every element: no zero fill needed beyond the pool's own.
-  Gathered g{Buffer(device_, dtype_, placement.padded_numel, MemCategory::gathered, compute_, tracker_), Work()};
+  Gathered g;
+  g.buffer = Buffer(device_, dtype_, placement.padded_numel, MemCategory::gathered, compute_, tracker_);
   g.from_group = group_ && group_slice_current_[block];
   if (g.from_group) {
     const BufferView slice = group_slices_.slice(group_offsets_[block], slice_numel(block));
@@ -78,26 +83,72 @@ Work ParamGatherer::note(const TwoLevelAllGather::Issued& issued, const std::str
   return issued.done;
 }
 
-void ParamGatherer::prefetch(std::size_t block, std::size_t begin, std::size_t count) {
+void ParamGatherer::launch_piece(std::size_t block, Gathered& g, std::size_t begin, std::size_t count) {
   const BlockPlacement& placement = plan_.block(block);
-  if (begin == 0 && count == placement.chunk_numel) return launch(block);
-  auto it = gathered_.find(block);
-  if (it == gathered_.end())
-    it = gathered_.emplace(block, Gathered{Buffer(device_, dtype_, placement.padded_numel, MemCategory::gathered,
-                                                  compute_, tracker_),
-                                           Work()})
-             .first;
-  Gathered& g = it->second;
   const int ranks = gather_.communicator().world_size();
   g.work = note(gather_.all_gather(shard_.slice(placement.shard_offset + begin, count),
                                    chunk_parts(g.buffer.view(), placement.chunk_numel, ranks, begin, count), compute_),
                 fmt::format("all_gather block {} [{}, {})", block, begin, begin + count), block);
 }
 
-void ParamGatherer::begin_pass(std::vector<std::vector<std::size_t>> steps, std::size_t keep_within) {
+void ParamGatherer::prefetch(std::size_t block, std::size_t begin, std::size_t count) {
+  const BlockPlacement& placement = plan_.block(block);
+  if (begin == 0 && count == placement.chunk_numel) return launch(block);
+  auto it = gathered_.find(block);
+  if (it == gathered_.end()) {
+    it = gathered_.emplace(block, Gathered{}).first;
+    it->second.buffer = Buffer(device_, dtype_, placement.padded_numel, MemCategory::gathered, compute_, tracker_);
+  }
+  launch_piece(block, it->second, begin, count);
+}
+
+void ParamGatherer::prefetch_rows(std::size_t block, RowsRead rows, std::size_t pieces) {
+  if (!device_.is_cpu()) throw std::logic_error("first rows: the rows are packed and placed by host code");
+  if (gathered_.contains(block)) throw std::logic_error("first rows: the block is gathered already");
+  const BlockPlacement& placement = plan_.block(block);
+  const Communicator& comm = gather_.communicator();
+  const std::size_t chunk = placement.chunk_numel;
+  Gathered::Rows r;
+  r.stride = rows_part_numel(rows, chunk, comm.world_size());
+  r.read = std::move(rows);
+  r.packed = Buffer(device_, dtype_, r.stride, MemCategory::gathered, compute_, tracker_);
+  r.parts = Buffer(device_, dtype_, r.stride * static_cast<std::size_t>(comm.world_size()), MemCategory::gathered,
+                   compute_, tracker_);
+  const std::size_t lo = static_cast<std::size_t>(comm.rank()) * chunk;
+  pack_rows(r.read, lo, lo + chunk, shard_.slice(placement.shard_offset, chunk).data, r.packed.data(),
+            dtype_size(dtype_));
+  r.work = note(gather_.all_gather(r.packed.view(), r.parts.view(), compute_),
+                fmt::format("all_gather block {} rows", block), block);
+  Gathered g;
+  g.buffer = Buffer(device_, dtype_, placement.padded_numel, MemCategory::gathered, compute_, tracker_);
+  g.rows = std::move(r);
+  g.remaining = chunk_pieces(chunk, std::max<std::size_t>(1, pieces), plan_.chunk_alignment());
+  gathered_.emplace(block, std::move(g));
+}
+
+void ParamGatherer::launch_pieces(std::size_t block, std::size_t count) {
+  Gathered& g = gathered_.at(block);
+  count = std::min(count, g.remaining.size());
+  for (std::size_t i = 0; i < count; ++i) launch_piece(block, g, g.remaining[i].begin, g.remaining[i].count);
+  g.remaining.erase(g.remaining.begin(), g.remaining.begin() + static_cast<std::ptrdiff_t>(count));
+}
+
+void ParamGatherer::begin_pass(std::vector<std::vector<std::size_t>> steps, std::size_t keep_within,
+                               bool first_step_reads_rows) {
   steps_ = std::move(steps);
   keep_within_ = std::min(keep_within, steps_.size());
+  first_step_reads_rows_ = first_step_reads_rows;
   held_.clear();
+  for (auto& [block, g] : gathered_) {
+    if (!g.rows) continue;
+    const std::size_t first_whole = first_step_reads_rows ? 1 : 0;
+    g.whole_step = steps_.size();
+    for (std::size_t step = first_whole; step < steps_.size(); ++step)
+      if (std::find(steps_[step].begin(), steps_[step].end(), block) != steps_[step].end()) {
+        g.whole_step = step;
+        break;
+      }
+  }
 }
 
 bool ParamGatherer::read_again(std::size_t block, std::size_t after_step, std::size_t before_step) const {
@@ -109,9 +160,16 @@ bool ParamGatherer::read_again(std::size_t block, std::size_t after_step, std::s
 std::vector<BufferView> ParamGatherer::enter(std::size_t step) {
   for (std::size_t block : steps_.at(step)) launch(block);
   prefetch_after(step);
+  continue_whole_gathers(step);
   std::vector<BufferView> views;
   for (std::size_t block : steps_[step]) {
     Gathered& g = gathered_.at(block);
+    if (g.rows && step == 0 && first_step_reads_rows_) {
+      place_rows(block, g);
+      views.push_back(g.buffer.view());
+      continue;
+    }
+    if (g.rows) drop_rows(g);  // whole now: its last piece was launched above
     g.waited = true;
     g.kept = false;
     exposed_.wait(g.work, compute_, timeline_, [&] {
@@ -122,6 +180,37 @@ std::vector<BufferView> ParamGatherer::enter(std::size_t step) {
     views.push_back(g.buffer.view());
   }
   return views;
+}
+
+void ParamGatherer::continue_whole_gathers(std::size_t step) {
+  for (auto& [block, g] : gathered_) {
+    if (!g.rows || g.remaining.empty() || (step == 0 && first_step_reads_rows_)) continue;
+    const std::size_t steps_left = g.whole_step > step ? g.whole_step - step : 1;
+    launch_pieces(block, (g.remaining.size() + steps_left - 1) / steps_left);
+  }
+}
+
+void ParamGatherer::place_rows(std::size_t block, Gathered& g) {
+  Gathered::Rows& r = *g.rows;
+  if (r.placed) return;
+  // The pieces launched behind the rows before the pass write the same buffer: they are waited for
+  // too, so that placing and the lookup never run beside a write (of the same values).
+  for (const Work* work : {&r.work, &g.work}) {
+    exposed_.wait(*work, compute_, timeline_, [&] {
+      return std::pair{fmt::format("wait gather block {} rows", block),
+                       nlohmann::json{{"block", block}, {"sequence", work->sequence()}}};
+    });
+  }
+  zt::place_rows(r.read, plan_.block(block).chunk_numel, gather_.communicator().world_size(), r.parts.data(), r.stride,
+                 g.buffer.data(), dtype_size(dtype_));
+  r.placed = true;
+  r.packed = Buffer();
+  r.parts = Buffer();
+}
+
+void ParamGatherer::drop_rows(Gathered& g) {
+  if (!g.rows->placed) g.rows->work.wait(compute_);  // its buffers' memory is reused in the compute stream's order
+  g.rows.reset();
 }
 
 void ParamGatherer::keep_group_slice(std::size_t block, const Gathered& gathered) {
@@ -199,6 +288,7 @@ void ParamGatherer::invalidate() {
 }
 
 void ParamGatherer::release(Gathered& gathered) {
+  if (gathered.rows) drop_rows(gathered);
   if (!gathered.waited) gathered.work.wait(compute_);  // a prefetch that was never used
   gathered.buffer = Buffer();
 }

@@ -22,10 +22,18 @@
 // block is gathered from those slices within the group: one rank's bytes cross the group's link
 // instead of the world's, on the group's own comm stream, which no gradient reduction queues on.
 // The values gathered are the same bytes either way.
+//
+// A lookup block's first gather after an optimizer step may be the rows the next batch reads
+// (prefetch_rows, first_rows.h): a pass that begins with `first_step_reads_rows` hands its first
+// step the block with those rows in place, and gathers the rest of the whole block's pieces
+// spread evenly over the following steps (each after that step's own prefetch, so the forward's
+// next block goes first on the link), all that remain at the first step that reads the whole
+// block. A pass that does not (an evaluation) gathers them at once where the block is first read.
 #pragma once
 
 #include <cstddef>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,7 +41,9 @@
 #include "comm/two_level_all_gather.h"
 #include "core/buffer.h"
 #include "zero/exposed_time.h"
+#include "zero/first_rows.h"
 #include "zero/partition.h"
+#include "zero/shard_optimizer.h"
 #include "zero/timeline.h"
 
 namespace zt {
@@ -60,12 +70,19 @@ class ParamGatherer {
 
   // The rank's shard of the compute-dtype parameters (in shard order) that gathers read from.
   void set_shard(BufferView shard) { shard_ = shard; }
-  void begin_pass(std::vector<std::vector<std::size_t>> steps, std::size_t keep_within = 0);
+  void begin_pass(std::vector<std::vector<std::size_t>> steps, std::size_t keep_within = 0,
+                  bool first_step_reads_rows = false);
   // Launches the gather of elements [begin, begin + count) of every rank's chunk of block before
   // the pass that needs it begins: the optimizer has just updated that part of the shard. A block's
   // pieces, launched in order, make its whole gather (they complete in order on the comm stream),
   // and the next pass's first step finds it gathered.
   void prefetch(std::size_t block, std::size_t begin, std::size_t count);
+  // Instead of the whole block: gathers the elements of `rows` of every rank's chunk of block (the
+  // optimizer has just updated the rank's chunk), for the next pass's first step (see above); the
+  // whole block follows in `pieces` pieces. Host code: CPU devices only (std::logic_error otherwise).
+  void prefetch_rows(std::size_t block, RowsRead rows, std::size_t pieces);
+  // Launches up to `count` of those pieces now (the link is free before the pass).
+  void launch_pieces(std::size_t block, std::size_t count);
   // Returns the gathered flat parameter (padded) of each block of step i, in the step's order.
   std::vector<BufferView> enter(std::size_t step);
   void leave(std::size_t step);
@@ -85,8 +102,28 @@ class ParamGatherer {
     bool waited = false;  // the compute stream waits for work (so it is ordered after the gather)
     bool from_group = false;
     bool kept = false;    // between two reads within keep_within: not a prefetch
+    // Gathered as rows first (prefetch_rows) and not yet whole: the rows' gather and its buffers,
+    // and the pieces of the whole block's gather not launched yet.
+    struct Rows {
+      RowsRead read;
+      std::size_t stride = 0;  // elements of each rank's part, padded to the largest
+      Buffer packed, parts;
+      Work work;
+      bool placed = false;
+    };
+    std::optional<Rows> rows;
+    std::vector<ChunkPiece> remaining;
+    std::size_t whole_step = 0;  // the first step that reads the whole block
   };
   void launch(std::size_t block);
+  // Launches the gather of [begin, begin + count) of every rank's chunk of block into g.
+  void launch_piece(std::size_t block, Gathered& g, std::size_t begin, std::size_t count);
+  // Launches the pieces of rows-first blocks due at `step` (see above).
+  void continue_whole_gathers(std::size_t step);
+  // Waits for a rows-first block's rows and places them in its buffer (the pass's first step).
+  void place_rows(std::size_t block, Gathered& g);
+  // The compute stream waits for the rows' gather, and their buffers go back to the pool.
+  void drop_rows(Gathered& g);
   // Gives a gathered block's memory back to the pool (memory_pool.h): the compute stream is made
   // to wait for its gather first, so that whatever reuses the memory is ordered after it.
   void release(Gathered& gathered);
@@ -118,6 +155,7 @@ class ParamGatherer {
   std::vector<bool> group_slice_current_;     // the slice holds the shard's present values
   std::vector<std::vector<std::size_t>> steps_;
   std::size_t keep_within_ = 0;
+  bool first_step_reads_rows_ = false;
   std::vector<std::size_t> held_;  // in use now, and prefetched for a later step's read: leave keeps them
   std::map<std::size_t, Gathered> gathered_;
   std::vector<Work> works_;

@@ -97,18 +97,32 @@ std::vector<std::size_t> publish_pieces(const PartitionPlan& plan) {
 
 void ShardOptimizer::update(BufferView grad_shard, double lr, float multiplier, std::int64_t step,
                             const ParamsOut& params_out, const std::vector<std::size_t>& pieces,
-                            const PieceUpdated& piece_updated, Stream& stream) {
-  if (!pieces.empty() && pieces.size() != plan_.blocks().size())
+                            const PieceUpdated& piece_updated, Stream& stream, const std::vector<std::size_t>& order) {
+  const std::size_t blocks = plan_.blocks().size();
+  if (!pieces.empty() && pieces.size() != blocks)
     throw std::invalid_argument("shard optimizer: pieces are per block, or not given");
+  if (!order.empty()) {  // refused before anything is updated
+    std::vector<bool> listed(blocks, false);
+    for (std::size_t block : order) {
+      if (order.size() != blocks || block >= blocks || listed[block])
+        throw std::invalid_argument("shard optimizer: the order must list every block once");
+      listed[block] = true;
+    }
+  }
   OptimizerOps& ops = optimizer_ops(master_.device());
-  auto segment = segments_.begin();  // in block order (owned_ranges)
-  for (std::size_t block = 0; block < plan_.blocks().size(); ++block) {
+  for (std::size_t i = 0; i < blocks; ++i) {
+    const std::size_t block = order.empty() ? i : order[i];
+    // The block's segments (they are in block order).
+    const auto first = std::lower_bound(segments_.begin(), segments_.end(), block,
+                                        [](const Segment& s, std::size_t b) { return s.block < b; });
+    const auto last = std::upper_bound(first, segments_.end(), block,
+                                       [](std::size_t b, const Segment& s) { return b < s.block; });
     const std::size_t chunk_begin = static_cast<std::size_t>(owner_) * plan_.block(block).chunk_numel;
     for (const ChunkPiece& piece :
          chunk_pieces(plan_.block(block).chunk_numel, pieces.empty() ? 1 : pieces[block], plan_.chunk_alignment())) {
       // This rank's elements of the piece, in block offsets; a segment may span several pieces.
       const std::size_t lo = chunk_begin + piece.begin, hi = lo + piece.count;
-      for (auto s = segment; s != segments_.end() && s->block == block; ++s) {
+      for (auto s = first; s != last; ++s) {
         const std::size_t from = std::max(lo, s->block_offset), to = std::min(hi, s->block_offset + s->count);
         if (from >= to) continue;
         const std::size_t shard_offset = s->shard_offset + (from - s->block_offset);
@@ -128,9 +142,7 @@ void ShardOptimizer::update(BufferView grad_shard, double lr, float multiplier, 
       }
       if (piece_updated) piece_updated(block, piece.begin, piece.count);
     }
-    while (segment != segments_.end() && segment->block == block) ++segment;
   }
-  if (segment != segments_.end()) throw std::logic_error("shard optimizer: a segment out of block order");
 }
 
 void ShardOptimizer::download(Stream& stream, HostState& into) const {

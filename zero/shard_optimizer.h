@@ -65,15 +65,17 @@ class ShardOptimizer {
   void reset(const std::vector<float>& master, Stream& stream);
   // AdamW on every owned range: grad_shard (f32) times multiplier (unscaling and clipping). The
   // new weights go, in the compute dtype, to params_out(block, block_offset, shard_offset, count).
-  // Blocks are updated in order, each in pieces[b] equal parts of its chunk (empty: one), and
-  // piece_updated(b, begin, count) is called once elements [begin, begin + count) of the chunk are
-  // enqueued, for every piece of every block, owned elements or not: what reads them (the
-  // all-gather of that part of every rank's chunk) can start while the rest is updated.
+  // Blocks are updated in `order` (empty: 0, 1, ...; the elements' values do not depend on it),
+  // each in pieces[b] equal parts of its chunk (empty: one), and piece_updated(b, begin, count) is
+  // called once elements [begin, begin + count) of the chunk are enqueued, for every piece of every
+  // block, owned elements or not: what reads them (the all-gather of that part of every rank's
+  // chunk) can start while the rest is updated.
   using ParamsOut = std::function<void*(std::size_t block, std::size_t block_offset, std::size_t shard_offset,
                                         std::size_t count)>;
   using PieceUpdated = std::function<void(std::size_t block, std::size_t begin, std::size_t count)>;
   void update(BufferView grad_shard, double lr, float multiplier, std::int64_t step, const ParamsOut& params_out,
-              const std::vector<std::size_t>& pieces, const PieceUpdated& piece_updated, Stream& stream);
+              const std::vector<std::size_t>& pieces, const PieceUpdated& piece_updated, Stream& stream,
+              const std::vector<std::size_t>& order = {});
 
   struct HostState {
     std::vector<float> master, exp_avg, exp_avg_sq;  // the whole shard, padding included (zeros)

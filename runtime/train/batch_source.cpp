@@ -1,5 +1,6 @@
 #include "runtime/train/batch_source.h"
 
+#include <exception>
 #include <utility>
 
 namespace zt {
@@ -20,13 +21,34 @@ void TokenBatches::read(models::TokenBatch& batch) {
 void TokenBatches::next(models::Activations& acts) {
   if (prefetched_.valid()) {
     current_ = 1 - current_;
-    prefetched_.get();  // rethrows the prefetch's error, as a read here would have
+    std::exchange(prefetched_, {}).get();  // rethrows the prefetch's error, as a read here would have
   } else {
     read(batches_[current_]);
   }
   position_ = loader_.position();  // before the prefetch moves the loader on
-  if (prefetch_) prefetched_ = std::async(std::launch::async, [this, next = 1 - current_] { read(batches_[next]); });
+  if (prefetch_)
+    prefetched_ = std::async(std::launch::async, [this, next = 1 - current_] { read(batches_[next]); }).share();
   acts.set_tokens(batches_[current_]);
+}
+
+const models::TokenBatch* TokenBatches::peek() {
+  if (!prefetched_.valid()) {
+    // Read now, as a prefetch would have: the next next() takes it from there.
+    std::promise<void> read_done;
+    try {
+      read(batches_[1 - current_]);
+      read_done.set_value();
+    } catch (...) {
+      read_done.set_exception(std::current_exception());
+    }
+    prefetched_ = read_done.get_future().share();
+  }
+  try {
+    prefetched_.get();
+  } catch (...) {
+    return nullptr;  // next() raises it
+  }
+  return &batches_[1 - current_];
 }
 
 void TokenBatches::restore(data::LoaderPosition position) {
@@ -38,7 +60,7 @@ void TokenBatches::restore(data::LoaderPosition position) {
 void TokenBatches::drop_prefetch() noexcept {
   if (!prefetched_.valid()) return;
   try {
-    prefetched_.get();
+    std::exchange(prefetched_, {}).get();
   } catch (...) {
     // A batch nobody will hand out: its error is not the job's.
   }

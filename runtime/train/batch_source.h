@@ -19,6 +19,10 @@ class BatchSource {
   virtual ~BatchSource() = default;
   // Loads this rank's next micro-batch into acts and advances by one global batch.
   virtual void next(models::Activations& acts) = 0;
+  // The batch the next next() hands out, read now where it is not read yet, without moving
+  // position(); nullptr for a source without tokens, or where reading it failed (that next()
+  // raises the error).
+  virtual const models::TokenBatch* peek() { return nullptr; }
   virtual data::LoaderPosition position() const = 0;
   virtual void restore(data::LoaderPosition position) = 0;
 };
@@ -37,6 +41,7 @@ class TokenBatches final : public BatchSource {
   TokenBatches(const TokenBatches&) = delete;  // the prefetch thread holds `this`
   TokenBatches& operator=(const TokenBatches&) = delete;
   void next(models::Activations& acts) override;
+  const models::TokenBatch* peek() override;
   data::LoaderPosition position() const override { return position_; }
   void restore(data::LoaderPosition position) override;
   // The loader itself: only for a source that does not prefetch (its thread moves the loader on).
@@ -50,7 +55,7 @@ class TokenBatches final : public BatchSource {
   const bool prefetch_;
   models::TokenBatch batches_[2];  // the one handed out last and the one being prepared
   int current_ = 0;
-  std::future<void> prefetched_;   // preparing batches_[1 - current_]
+  std::shared_future<void> prefetched_;  // preparing batches_[1 - current_] (a prefetch or a peek)
   data::LoaderPosition position_;
 };
 

@@ -211,8 +211,12 @@ double Trainer::rate(std::int64_t step) const {
 
 StepStats Trainer::step(std::int64_t step) {
   const double lr = rate(step);
-  return engine_->train_step([&](models::Activations& acts, int) { train_batches_->next(acts); }, lr,
-                             guard_->local_stop_signal());
+  return engine_->train_step(
+      [&](models::Activations& acts, int) { train_batches_->next(acts); }, lr, guard_->local_stop_signal(),
+      [&] {
+        const models::TokenBatch* next = train_batches_->peek();
+        return next ? std::span<const std::int32_t>(next->tokens) : std::span<const std::int32_t>();
+      });
 }
 
 double Trainer::validate() {

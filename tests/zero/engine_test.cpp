@@ -11,6 +11,7 @@
 #include <cstring>
 #include <memory>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "models/llama.h"
 #include "models/mlp.h"
 #include "zero/engine.h"
+#include "zero/first_rows.h"
 #include "zero/memory_plan.h"
 #include "zero/shard_optimizer.h"
 #include "zero/timeline.h"
@@ -50,6 +52,12 @@ struct Job {
   int T = 1;
   int steps = 10;
   ZeroOptions options;
+  // Tell train_step the next step's first tokens (ZeroEngine::PeekNextTokens), and evaluate after
+  // every eval_every-th step (0: never).
+  bool peek_next_tokens = false;
+  int eval_every = 0;
+  int rank_without_next_tokens = -1;  // this rank's peek knows nothing
+  int peek_offset = 1;                // the peek shows step + this (1: the truth)
 };
 
 std::unique_ptr<models::Model> make_model(ModelKind kind) {
@@ -116,19 +124,16 @@ class GlobalBatches {
       acts.set_features(f, l);
       return;
     }
-    const int vocab = kind_ != ModelKind::llama ? static_cast<const models::GPT2&>(model_).config().vocab_size
-                                               : static_cast<const models::Llama&>(model_).config().vocab_size;
-    std::mt19937 rng(static_cast<unsigned>(seed));
-    std::uniform_int_distribution<int> token(0, vocab - 1);
     std::vector<std::int32_t> inputs, targets;
-    for (int row = 0; row < global_rows_; ++row) {
-      std::vector<std::int32_t> seq(T_ + 1);
-      for (auto& t : seq) t = token(rng);
-      if (row < first_row || row >= first_row + rows) continue;
-      inputs.insert(inputs.end(), seq.begin(), seq.end() - 1);
-      targets.insert(targets.end(), seq.begin() + 1, seq.end());
-    }
+    token_rows(seed, first_row, rows, inputs, targets);
     acts.set_tokens(inputs, targets);
+  }
+  // The input tokens that load(…, step, micro, first_row, rows) loads (token models).
+  std::vector<std::int32_t> tokens(int step, int micro, int first_row, int rows) const {
+    std::vector<std::int32_t> inputs, targets;
+    token_rows(1000u * static_cast<std::uint64_t>(step % 2) + static_cast<std::uint64_t>(micro), first_row, rows,
+               inputs, targets);
+    return inputs;
   }
   // Makes the micro-batches of `step` loaded with first row `first_row` all inf (one rank's data).
   void poison(int step, int first_row) {
@@ -138,6 +143,21 @@ class GlobalBatches {
   }
 
  private:
+  void token_rows(std::uint64_t seed, int first_row, int rows, std::vector<std::int32_t>& inputs,
+                  std::vector<std::int32_t>& targets) const {
+    const int vocab = kind_ != ModelKind::llama ? static_cast<const models::GPT2&>(model_).config().vocab_size
+                                               : static_cast<const models::Llama&>(model_).config().vocab_size;
+    std::mt19937 rng(static_cast<unsigned>(seed));
+    std::uniform_int_distribution<int> token(0, vocab - 1);
+    for (int row = 0; row < global_rows_; ++row) {
+      std::vector<std::int32_t> seq(T_ + 1);
+      for (auto& t : seq) t = token(rng);
+      if (row < first_row || row >= first_row + rows) continue;
+      inputs.insert(inputs.end(), seq.begin(), seq.end() - 1);
+      targets.insert(targets.end(), seq.begin() + 1, seq.end());
+    }
+  }
+
   ModelKind kind_;
   const models::Model& model_;
   int global_rows_, T_;
@@ -146,7 +166,7 @@ class GlobalBatches {
 };
 
 struct RunResult {
-  std::vector<double> losses;
+  std::vector<double> losses, eval_losses;
   std::vector<StepStats> stats;
   std::vector<float> params;
 };
@@ -162,11 +182,22 @@ RunResult run(const Job& job, Communicator& comm, int global_rows, MemoryTracker
   const GlobalBatches& batches = batches_override ? *batches_override : own;
   RunResult result;
   for (int step = 0; step < job.steps; ++step) {
+    std::vector<std::int32_t> next;
+    ZeroEngine::PeekNextTokens peek;
+    if (job.peek_next_tokens)
+      peek = [&] {
+        if (comm.rank() == job.rank_without_next_tokens) return std::span<const std::int32_t>();
+        next = batches.tokens(step + job.peek_offset, 0, comm.rank() * job.B, job.B);
+        return std::span<const std::int32_t>(next);
+      };
     StepStats stats = engine.train_step(
         [&](models::Activations& acts, int micro) { batches.load(acts, step, micro, comm.rank() * job.B, job.B); },
-        job.options.adamw.lr);
+        job.options.adamw.lr, 0, peek);
     result.losses.push_back(stats.loss);
     result.stats.push_back(stats);
+    if (job.eval_every > 0 && (step + 1) % job.eval_every == 0)
+      result.eval_losses.push_back(engine.eval_loss(
+          [&](models::Activations& acts, int) { batches.load(acts, step + 7, 1, comm.rank() * job.B, job.B); }));
   }
   result.params = engine.gather_full_params_f32();
   return result;
@@ -501,7 +532,8 @@ TEST_F(EngineTest, ASkippedStepLeavesParametersUnchanged) {
 
 // Two traced steps of GPT-2 at stage 3 (B = 2, T = 8, one micro-batch, nothing persistent) with
 // secondary partition groups of hpz ranks: each step's spans.
-std::vector<std::vector<trace::Span>> traced_steps(Communicator& world, const models::Model& model, int stage, int hpz) {
+std::vector<std::vector<trace::Span>> traced_steps(Communicator& world, const models::Model& model, int stage, int hpz,
+                                                   bool peek_next_tokens = false) {
   auto ctx = models::ComputeContext::cpu(1);
   ZeroOptions o = base_options(stage, true);
   o.stage3_param_persistence_threshold = 0;
@@ -517,9 +549,16 @@ std::vector<std::vector<trace::Span>> traced_steps(Communicator& world, const mo
     trace::Timeline timeline(world.rank());
     timeline.begin_step(step, ctx->stream());
     engine.set_timeline(&timeline);
+    std::vector<std::int32_t> next;
+    ZeroEngine::PeekNextTokens peek;
+    if (peek_next_tokens)
+      peek = [&] {
+        next = batches.tokens(step + 1, 0, world.rank() * B, B);
+        return std::span<const std::int32_t>(next);
+      };
     engine.train_step(
         [&](models::Activations& acts, int micro) { batches.load(acts, step, micro, world.rank() * B, B); },
-        o.adamw.lr);
+        o.adamw.lr, 0, peek);
     engine.set_timeline(nullptr);
     timeline.end_step();
     steps.push_back(timeline.resolve());
@@ -581,7 +620,9 @@ TEST_F(EngineTest, StagesOneAndTwoPublishTheEmbeddingInPiecesAndTheOtherBlocksWh
 
 // With nothing prefetched and nothing persistent, stage 3 holds one block at a time, and the tied
 // embedding through the forward: a transformer block and the table together are the most gathered
-// at once, and `plan` says exactly that.
+// at once, and `plan` says exactly that (with, where the table's gradient goes as rows, the most
+// the update's gather of the next lookup's rows can take: first_rows.h). Told the next tokens, the
+// run stays within the plan.
 TEST_F(EngineTest, StageThreeKeepsTheTiedEmbeddingThroughTheForwardAndThePlanCountsIt) {
   Job job = gpt2_job(2, base_options(3, true));
   job.options.stage3_prefetch_bucket_size = 0;
@@ -592,10 +633,91 @@ TEST_F(EngineTest, StageThreeKeepsTheTiedEmbeddingThroughTheForwardAndThePlanCou
   const auto table_and_layer =
       static_cast<std::int64_t>((partition.block(0).padded_numel + partition.block(1).padded_numel) * sizeof(float));
   const MemoryPlan plan = plan_memory(*model, job.options, world_->world_size(), job.B, job.T, Device::cpu());
-  EXPECT_EQ(plan.gathered_bound, table_and_layer);
+  const bool rows = rows_exchanged_block(*model, job.options, world_->world_size(), job.B, job.T, Device::cpu()).has_value();
+  EXPECT_EQ(rows, world_->world_size() > 1);
+  const auto rows_bound = static_cast<std::int64_t>(
+      rows ? first_rows_buffer_bytes(partition.block(0).padded_numel, sizeof(float), world_->world_size(), job.B, job.T)
+           : 0);
+  EXPECT_EQ(plan.gathered_bound, table_and_layer + rows_bound);
   MemoryTracker tracker;
   run(job, *world_, job.B * world_->world_size(), tracker);
   EXPECT_EQ(tracker.stats(Space::host, MemCategory::gathered).peak, table_and_layer);
+  job.peek_next_tokens = true;
+  MemoryTracker told;
+  run(job, *world_, job.B * world_->world_size(), told);
+  EXPECT_LE(told.stats(Space::host, MemCategory::gathered).peak, plan.gathered_bound);
+  EXPECT_GE(told.stats(Space::host, MemCategory::gathered).peak, table_and_layer);
+}
+
+// Stage 3 told the next step's first tokens (zero/first_rows.h): the update gathers only the rows
+// the next lookup reads, and the rest of the table in pieces while the forward runs, before the LM
+// head reads it. The lookup reads the same values, so the run is bitwise the one that gathers the
+// whole table: overlap on and off, with gradient accumulation, with evaluations between steps
+// (whose forward gathers the whole table), with the secondary partition, in fp32 and bf16; also
+// where one rank does not know its next tokens (then no rank gathers rows).
+TEST_F(EngineTest, StageThreeGathersTheNextLookupsRowsFirstAndChangesNoBit) {
+  if (world_->world_size() < 2) GTEST_SKIP() << "one rank exchanges no rows";
+  for (DType dtype : {DType::f32, DType::bf16})
+    for (bool overlap : {true, false})
+      for (int hpz : {1, 2}) {
+        if (hpz > 1 && world_->world_size() % hpz != 0) continue;
+        const std::string what = std::string(dtype_name(dtype)) + (overlap ? " overlap" : " no overlap") + " hpz " +
+                                 std::to_string(hpz);
+        Job job;
+        job.kind = ModelKind::gpt2_wide_vocab;
+        job.T = 8;
+        job.steps = 7;
+        job.eval_every = 3;
+        job.options = base_options(3, overlap);
+        job.options.compute_dtype = job.options.comm_dtype = dtype;
+        job.options.embedding_gradient = EmbeddingGradient::rows;
+        job.options.zero_hpz_partition_size = hpz;
+        MemoryTracker t1, t2;
+        const RunResult whole = run(job, *world_, job.B * world_->world_size(), t1);
+        job.peek_next_tokens = true;
+        const RunResult rows_first = run(job, *world_, job.B * world_->world_size(), t2);
+        EXPECT_EQ(rows_first.losses, whole.losses) << what;
+        EXPECT_EQ(rows_first.eval_losses, whole.eval_losses) << what;
+        ASSERT_EQ(rows_first.params.size(), whole.params.size()) << what;
+        EXPECT_EQ(std::memcmp(rows_first.params.data(), whole.params.data(), whole.params.size() * sizeof(float)), 0)
+            << what;
+        if (dtype != DType::f32 || !overlap || hpz != 1) continue;
+        job.rank_without_next_tokens = 1;
+        MemoryTracker t3;
+        const RunResult one_unknown = run(job, *world_, job.B * world_->world_size(), t3);
+        EXPECT_EQ(one_unknown.losses, whole.losses) << "rank 1 does not know its next tokens";
+        // A source whose peek shows another batch than the next load hands out is a bug the
+        // engine refuses, on every rank alike (no collective is left waiting).
+        job.rank_without_next_tokens = -1;
+        job.peek_offset = 2;
+        MemoryTracker t4;
+        EXPECT_THROW(run(job, *world_, job.B * world_->world_size(), t4), std::logic_error);
+      }
+}
+
+// The rows' gather in the trace: the first step's update gathers the rows and a quarter of the
+// table's pieces, the second step's forward the rest of them, and never the whole table at once.
+TEST_F(EngineTest, StageThreeRowsFirstGathersTheRowsThenTheTableInPieces) {
+  if (world_->world_size() < 2) GTEST_SKIP() << "one rank exchanges no rows";
+  auto model = make_model(ModelKind::gpt2_wide_vocab);
+  const std::size_t n = model->num_blocks();
+  const auto steps = traced_steps(*world_, *model, 3, 1, /*peek_next_tokens=*/true);
+  std::vector<std::size_t> rows(2, 0), pieces(2, 0), whole(2, 0);
+  for (int step = 0; step < 2; ++step)
+    for (const trace::Span& span : steps[step]) {
+      if (!span.name.starts_with("all_gather block 0")) continue;
+      if (span.name.starts_with("all_gather block 0 rows")) ++rows[step];
+      else if (span.name.starts_with("all_gather block 0 [")) ++pieces[step];
+      else ++whole[step];
+    }
+  // The forward steps before the head's (the first that reads the whole table) take one piece each.
+  const std::size_t table_pieces = n - 1;
+  EXPECT_EQ(rows[0], 1u);
+  EXPECT_EQ(pieces[0], (table_pieces + 3) / 4) << "behind the rows, in the update";
+  EXPECT_EQ(whole[0], 1u) << "the first step's own forward found nothing gathered";
+  EXPECT_EQ(rows[1], 1u) << "again for the third step";
+  EXPECT_EQ(pieces[1], table_pieces) << "the rest of the first's, and a quarter behind the next rows";
+  EXPECT_EQ(whole[1], 0u);
 }
 
 // zero_hpz_partition_size (ZeRO++'s secondary partition): groups of 2 ranks keep forward's

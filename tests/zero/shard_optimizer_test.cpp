@@ -97,8 +97,9 @@ TEST(ShardOptimizer, UpdatesBlocksInForwardOrderAndSaysWhenEachPieceIsDone) {
   EXPECT_EQ(reported_blocks, every);
 }
 
-// Updating in pieces changes the order of the element-wise updates only: the master weights, the
-// moments and the parameters are the same bits as one update of each block.
+// Updating in pieces, or the blocks in another order, changes the order of the element-wise
+// updates only: the master weights, the moments and the parameters are the same bits as one
+// update of each block in block order, and the blocks are reported in the order asked.
 TEST(ShardOptimizer, AnUpdateInPiecesIsBitwiseTheWholeUpdate) {
   models::GPT2 model(models::GPT2Config::preset("tiny"));
   ZeroOptions options;
@@ -114,26 +115,44 @@ TEST(ShardOptimizer, AnUpdateInPiecesIsBitwiseTheWholeUpdate) {
   }
   Buffer grad(Device::cpu(), DType::f32, plan.shard_numel(), MemCategory::grads, tracker);
   std::copy(grad_values.begin(), grad_values.end(), grad.data_as<float>());
-  auto run = [&](const std::vector<std::size_t>& pieces) {
+  std::vector<std::size_t> reported;
+  auto run = [&](const std::vector<std::size_t>& pieces, const std::vector<std::size_t>& order) {
     ShardOptimizer optimizer(model, plan, 1, options, Device::cpu(), tracker);
     optimizer.reset(master, ctx->stream());
     std::vector<std::uint16_t> params(plan.shard_numel(), 0);
+    reported.clear();
     for (std::int64_t step = 1; step <= 3; ++step)
       optimizer.update(
           grad.view(), 1e-3, 0.7f, step,
           [&](std::size_t, std::size_t, std::size_t shard_offset, std::size_t) -> void* {
             return params.data() + shard_offset;
           },
-          pieces, {}, ctx->stream());
+          pieces,
+          [&](std::size_t block, std::size_t, std::size_t) {
+            if (step == 1 && (reported.empty() || reported.back() != block)) reported.push_back(block);
+          },
+          ctx->stream(), order);
     ShardOptimizer::HostState state = optimizer.download(ctx->stream());
     return std::pair{params, state.master};
   };
   std::vector<std::size_t> pieces(model.num_blocks(), 1);
   pieces[0] = 5;
   pieces[1] = 2;
-  const auto whole = run({}), in_pieces = run(pieces);
-  EXPECT_EQ(whole.first, in_pieces.first);
-  EXPECT_EQ(std::memcmp(whole.second.data(), in_pieces.second.data(), whole.second.size() * sizeof(float)), 0);
+  std::vector<std::size_t> order(model.num_blocks());
+  for (std::size_t b = 0; b < order.size(); ++b) order[b] = (b + 2) % order.size();  // 2, 3, ..., 0, 1
+  const auto whole = run({}, {}), in_pieces = run(pieces, {}), reordered = run(pieces, order);
+  EXPECT_EQ(reported, order);
+  for (const auto* other : {&in_pieces, &reordered}) {
+    EXPECT_EQ(whole.first, other->first);
+    EXPECT_EQ(std::memcmp(whole.second.data(), other->second.data(), whole.second.size() * sizeof(float)), 0);
+  }
+  ShardOptimizer refusing(model, plan, 1, options, Device::cpu(), tracker);
+  std::vector<std::size_t> repeated = order;
+  repeated[1] = repeated[0];
+  EXPECT_THROW(refusing.update(
+                   grad.view(), 1e-3, 0.7f, 1, [](std::size_t, std::size_t, std::size_t, std::size_t) -> void* { return nullptr; },
+                   {}, {}, ctx->stream(), repeated),
+               std::invalid_argument);
   // Pieces for some blocks only: refused before anything is updated.
   ShardOptimizer optimizer(model, plan, 1, options, Device::cpu(), tracker);
   EXPECT_THROW(optimizer.update(

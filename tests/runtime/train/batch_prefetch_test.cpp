@@ -1,6 +1,6 @@
 // TokenBatches with the prefetch a GPU run uses: the same micro batches in the same order and the
 // same position() as without it, restore() dropping the batch read ahead, and a data error raised
-// by the next() that hands out the batch it concerns, not before.
+// by the next() that hands out the batch it concerns, not before. peek() shows that batch early.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -77,6 +77,55 @@ TEST_F(BatchPrefetch, SameBatchesAndPositionsAsReadingEachWhenAsked) {
     ahead.next(acts);
     EXPECT_EQ(loaded(acts), expected);
   }
+}
+
+// peek(): the batch the next next() hands out, read ahead where it was not yet (with or without
+// the prefetch thread), without moving position(); restore() drops a peeked batch like a prefetched one.
+TEST_F(BatchPrefetch, PeekShowsTheNextBatchWithoutTakingIt) {
+  for (bool prefetch : {false, true}) {
+    SCOPED_TRACE(prefetch ? "prefetch" : "no prefetch");
+    TokenBatches plain(options()), peeking(options(), prefetch);
+    for (int step = 0; step < 30; ++step) {
+      SCOPED_TRACE(step);
+      const data::LoaderPosition before = peeking.position();
+      const models::TokenBatch* next = peeking.peek();
+      ASSERT_NE(next, nullptr);
+      EXPECT_EQ(peeking.position(), before);
+      EXPECT_EQ(peeking.peek(), next) << "a second peek shows the same batch";
+      plain.next(acts);
+      const std::vector<std::int32_t> expected = loaded(acts);
+      EXPECT_EQ(std::vector<std::int32_t>(expected.begin(), expected.begin() + B * T), next->tokens);
+      peeking.next(acts);
+      EXPECT_EQ(loaded(acts), expected);
+      EXPECT_EQ(peeking.position(), plain.position());
+    }
+    const data::LoaderPosition saved = plain.position();
+    plain.next(acts);
+    const std::vector<std::int32_t> after_saved = loaded(acts);
+    peeking.next(acts);
+    peeking.peek();
+    peeking.restore(saved);
+    EXPECT_EQ(peeking.position(), saved);
+    peeking.next(acts);
+    EXPECT_EQ(loaded(acts), after_saved);
+  }
+}
+
+// A peek whose read fails shows nothing, and the next() that would hand that batch out raises the error.
+TEST_F(BatchPrefetch, APeekThatCannotReadShowsNothingAndNextRaises) {
+  TokenBatches source(options());
+  source.next(acts);
+  for (std::size_t s = 0; s < 3; ++s) std::filesystem::resize_file(dir / data::shard_file_name("train", s), 1024 + 8);
+  bool raised = false;
+  for (int step = 0; step < 4 && !raised; ++step) {
+    if (source.peek() != nullptr) {
+      source.next(acts);
+      continue;
+    }
+    EXPECT_THROW(source.next(acts), UserError);
+    raised = true;
+  }
+  EXPECT_TRUE(raised);
 }
 
 // The batch index the GPU's embedding backward reads: positions grouped by token, ascending.
