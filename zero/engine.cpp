@@ -118,6 +118,7 @@ ZeroEngine::ZeroEngine(const models::Model& model, models::ComputeContext& ctx, 
 ZeroEngine::~ZeroEngine() {
   // Collectives still in flight write into buffers about to be freed: let them finish.
   for (const Work& work : param_sync_) wait_before_freeing(work);
+  wait_before_freeing(next_tokens_work_);  // not waited for after a skipped step or an error
 }
 
 void ZeroEngine::init_parameters(std::uint64_t seed) {
@@ -335,7 +336,8 @@ StepStats ZeroEngine::train_step(const LoadMicroBatch& load, double lr, int loca
     const bool reads_rows = micro == 0 && std::exchange(rows_gathered_, false);
     if (reads_rows && !std::equal(acts_->input().as<std::int32_t>(), acts_->input().as<std::int32_t>() + acts_->input().numel,
                                   next_tokens_.data_as<std::int32_t>()))
-      throw std::logic_error("the first micro batch's tokens differ from those the step before was told would come");
+      throw std::logic_error("the first micro batch's tokens differ from those the step before was told would come "
+                             "(the batch source's peek is wrong)");
     const bool last = micro + 1 == options_.gradient_accumulation_steps;
     if (last) gather_next_tokens(next_tokens);
     if (timeline_)
@@ -598,6 +600,7 @@ void ZeroEngine::sync_parameters() {
 }
 
 double ZeroEngine::eval_loss(const LoadMicroBatch& load) {
+  rows_gathered_ = false;  // this forward gathers the whole table (dropping the rows) for its own tokens
   load(*acts_, 0);
   forward_pass(*acts_, false);
   statistics_.begin();

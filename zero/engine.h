@@ -76,7 +76,8 @@ class ZeroEngine {
   // Loads micro-batch `micro` (0-based, within the step) into the activations.
   using LoadMicroBatch = std::function<void(models::Activations&, int micro)>;
   // This rank's tokens of the micro batch the next step loads first (empty where they are not
-  // known), without taking it from the source: the next load hands out exactly these. At stage 3
+  // known), without taking it from the source: the next load must hand out exactly these (a load
+  // that does not is refused with std::logic_error on the rank it happens on). At stage 3
   // with the tied embedding's gradient as rows, the update then gathers only the embedding rows
   // the next forward's lookup reads, and the rest of the table during that forward
   // (zero/first_rows.h).

@@ -109,6 +109,9 @@ void ShardOptimizer::update(BufferView grad_shard, double lr, float multiplier, 
       listed[block] = true;
     }
   }
+  if (!std::is_sorted(segments_.begin(), segments_.end(),
+                      [](const Segment& a, const Segment& b) { return a.block < b.block; }))
+    throw std::logic_error("shard optimizer: segments out of block order");
   OptimizerOps& ops = optimizer_ops(master_.device());
   for (std::size_t i = 0; i < blocks; ++i) {
     const std::size_t block = order.empty() ? i : order[i];

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <random>
 #include <span>
 #include <string>
@@ -167,6 +168,7 @@ class GlobalBatches {
 
 struct RunResult {
   std::vector<double> losses, eval_losses;
+  int rows_gathers = 0;  // updates that gathered the next lookup's rows (traced where the job peeks)
   std::vector<StepStats> stats;
   std::vector<float> params;
 };
@@ -190,9 +192,21 @@ RunResult run(const Job& job, Communicator& comm, int global_rows, MemoryTracker
         next = batches.tokens(step + job.peek_offset, 0, comm.rank() * job.B, job.B);
         return std::span<const std::int32_t>(next);
       };
+    std::optional<trace::Timeline> timeline;
+    if (job.peek_next_tokens) {
+      timeline.emplace(comm.rank());
+      timeline->begin_step(step, ctx->stream());
+      engine.set_timeline(&*timeline);
+    }
     StepStats stats = engine.train_step(
         [&](models::Activations& acts, int micro) { batches.load(acts, step, micro, comm.rank() * job.B, job.B); },
         job.options.adamw.lr, 0, peek);
+    if (timeline) {
+      engine.set_timeline(nullptr);
+      timeline->end_step();
+      for (const trace::Span& span : timeline->resolve())
+        result.rows_gathers += span.name.starts_with("all_gather block 0 rows");
+    }
     result.losses.push_back(stats.loss);
     result.stats.push_back(stats);
     if (job.eval_every > 0 && (step + 1) % job.eval_every == 0)
@@ -676,6 +690,7 @@ TEST_F(EngineTest, StageThreeGathersTheNextLookupsRowsFirstAndChangesNoBit) {
         const RunResult whole = run(job, *world_, job.B * world_->world_size(), t1);
         job.peek_next_tokens = true;
         const RunResult rows_first = run(job, *world_, job.B * world_->world_size(), t2);
+        EXPECT_EQ(rows_first.rows_gathers, job.steps) << what << ": every update gathers the next lookup's rows";
         EXPECT_EQ(rows_first.losses, whole.losses) << what;
         EXPECT_EQ(rows_first.eval_losses, whole.eval_losses) << what;
         ASSERT_EQ(rows_first.params.size(), whole.params.size()) << what;
@@ -686,6 +701,7 @@ TEST_F(EngineTest, StageThreeGathersTheNextLookupsRowsFirstAndChangesNoBit) {
         MemoryTracker t3;
         const RunResult one_unknown = run(job, *world_, job.B * world_->world_size(), t3);
         EXPECT_EQ(one_unknown.losses, whole.losses) << "rank 1 does not know its next tokens";
+        EXPECT_EQ(one_unknown.rows_gathers, 0) << "so no rank gathers rows";
         // A source whose peek shows another batch than the next load hands out is a bug the
         // engine refuses, on every rank alike (no collective is left waiting).
         job.rank_without_next_tokens = -1;
@@ -693,6 +709,27 @@ TEST_F(EngineTest, StageThreeGathersTheNextLookupsRowsFirstAndChangesNoBit) {
         MemoryTracker t4;
         EXPECT_THROW(run(job, *world_, job.B * world_->world_size(), t4), std::logic_error);
       }
+  // fp16 with a first loss scale that overflows: the skipped steps' updates gather nothing, the
+  // step after one gathers the whole table, and the run is still bitwise the one without tokens.
+  Job job;
+  job.kind = ModelKind::gpt2_wide_vocab;
+  job.T = 8;
+  job.steps = 7;
+  job.options = base_options(3, true);
+  job.options.compute_dtype = job.options.comm_dtype = DType::f16;
+  job.options.embedding_gradient = EmbeddingGradient::rows;
+  job.options.loss_scaling = true;
+  job.options.loss_scaler = LossScalerOptions{0.0, 20, 1000, 1, 1.0};
+  MemoryTracker t1, t2;
+  const RunResult whole = run(job, *world_, job.B * world_->world_size(), t1);
+  job.peek_next_tokens = true;
+  const RunResult rows_first = run(job, *world_, job.B * world_->world_size(), t2);
+  const auto skipped = std::count_if(whole.stats.begin(), whole.stats.end(), [](const StepStats& s) { return s.skipped; });
+  ASSERT_GT(skipped, 0) << "no step overflowed";
+  ASSERT_LT(skipped, job.steps) << "every step overflowed";
+  EXPECT_EQ(rows_first.rows_gathers, job.steps - skipped);
+  EXPECT_EQ(rows_first.losses, whole.losses);
+  EXPECT_EQ(std::memcmp(rows_first.params.data(), whole.params.data(), whole.params.size() * sizeof(float)), 0);
 }
 
 // The rows' gather in the trace: the first step's update gathers the rows and a quarter of the

@@ -113,19 +113,23 @@ TEST_F(BatchPrefetch, PeekShowsTheNextBatchWithoutTakingIt) {
 
 // A peek whose read fails shows nothing, and the next() that would hand that batch out raises the error.
 TEST_F(BatchPrefetch, APeekThatCannotReadShowsNothingAndNextRaises) {
-  TokenBatches source(options());
-  source.next(acts);
-  for (std::size_t s = 0; s < 3; ++s) std::filesystem::resize_file(dir / data::shard_file_name("train", s), 1024 + 8);
-  bool raised = false;
-  for (int step = 0; step < 4 && !raised; ++step) {
-    if (source.peek() != nullptr) {
-      source.next(acts);
-      continue;
+  for (bool prefetch : {false, true}) {
+    SCOPED_TRACE(prefetch ? "prefetch" : "no prefetch");
+    write_shards();
+    TokenBatches source(options(), prefetch);
+    source.next(acts);
+    for (std::size_t s = 0; s < 3; ++s) std::filesystem::resize_file(dir / data::shard_file_name("train", s), 1024 + 8);
+    bool raised = false;
+    for (int step = 0; step < 4 && !raised; ++step) {
+      if (source.peek() != nullptr) {
+        source.next(acts);
+        continue;
+      }
+      EXPECT_THROW(source.next(acts), UserError);
+      raised = true;
     }
-    EXPECT_THROW(source.next(acts), UserError);
-    raised = true;
+    EXPECT_TRUE(raised);
   }
-  EXPECT_TRUE(raised);
 }
 
 // The batch index the GPU's embedding backward reads: positions grouped by token, ascending.
