@@ -477,12 +477,10 @@ void ZeroEngine::publish_parameters(std::size_t b, std::size_t begin, std::size_
     if (first_rows_ && b == rows_block_) {
       // Only the rows the next lookup reads, once the whole chunk is updated (first_rows.h).
       if (begin + count < placement.chunk_numel) return;
+      const std::size_t part = rows_part_numel(*first_rows_, placement.chunk_numel, plan_.shards());
       if (const models::DeviceRates* rates = ctx_.emulation())  // the packing's time
-        models::occupy_device(models::copy_seconds(
-            rows_part_numel(*first_rows_, placement.chunk_numel, plan_.shards()) * dtype_size(options_.compute_dtype),
-            *rates));
-      rows_parts_numel_ = rows_part_numel(*first_rows_, placement.chunk_numel, plan_.shards()) *
-                          static_cast<std::size_t>(plan_.shards());
+        models::occupy_device(models::copy_seconds(part * dtype_size(options_.compute_dtype), *rates));
+      rows_parts_numel_ = part * static_cast<std::size_t>(plan_.shards());
       // The whole table follows in a piece per forward step before the first that reads it all. A
       // quarter of them go now, behind the rows: the link is free while the other blocks are
       // updated, and fewer are left to share it with the forward's own gathers.
@@ -543,9 +541,7 @@ std::vector<std::size_t> ZeroEngine::plan_update_gathers() {
 }
 
 void ZeroEngine::gather_next_tokens(const PeekNextTokens& peek) {
-  if (!peek || !gatherer_ || !rows_block_) return;
-  const std::vector<std::size_t> first = blocks_read(0, false);
-  if (std::find(first.begin(), first.end(), *rows_block_) == first.end()) return;
+  if (!peek || !gatherer_ || !rows_block_ || !reads(blocks_read(0, false), *rows_block_)) return;
   const std::size_t positions = acts_->input().numel;
   if (next_tokens_.empty()) {
     next_tokens_ = Buffer(ctx_.device(), DType::i32, positions, MemCategory::gathered, tracker_);

@@ -7,13 +7,22 @@
 #include <stdexcept>
 
 namespace zt {
+namespace {
+
+// Calls part(begin, end) for each row's elements that lie in [lo, hi), in element order.
+template <typename Part>
+void for_each_part_in(const RowsRead& rows, std::size_t lo, std::size_t hi, Part part) {
+  for (std::size_t start : rows.starts) {
+    const std::size_t begin = std::max(start, lo), end = std::min(start + rows.width, hi);
+    if (begin < end) part(begin, end);
+  }
+}
+
+}  // namespace
 
 std::size_t RowsRead::elements_in(std::size_t lo, std::size_t hi) const {
   std::size_t count = 0;
-  for (std::size_t start : starts) {
-    const std::size_t begin = std::max(start, lo), end = std::min(start + width, hi);
-    if (begin < end) count += end - begin;
-  }
+  for_each_part_in(*this, lo, hi, [&](std::size_t begin, std::size_t end) { count += end - begin; });
   return count;
 }
 
@@ -62,12 +71,10 @@ std::size_t pack_rows(const RowsRead& rows, std::size_t lo, std::size_t hi, cons
   const auto* from = static_cast<const unsigned char*>(chunk);
   auto* to = static_cast<unsigned char*>(packed);
   std::size_t count = 0;
-  for (std::size_t start : rows.starts) {
-    const std::size_t begin = std::max(start, lo), end = std::min(start + rows.width, hi);
-    if (begin >= end) continue;
+  for_each_part_in(rows, lo, hi, [&](std::size_t begin, std::size_t end) {
     std::memcpy(to + count * element_size, from + (begin - lo) * element_size, (end - begin) * element_size);
     count += end - begin;
-  }
+  });
   return count;
 }
 
@@ -79,12 +86,10 @@ void place_rows(const RowsRead& rows, std::size_t chunk_numel, int ranks, const 
     const std::size_t lo = static_cast<std::size_t>(r) * chunk_numel, hi = lo + chunk_numel;
     const unsigned char* part = from + static_cast<std::size_t>(r) * stride * element_size;
     std::size_t taken = 0;
-    for (std::size_t start : rows.starts) {
-      const std::size_t begin = std::max(start, lo), end = std::min(start + rows.width, hi);
-      if (begin >= end) continue;
+    for_each_part_in(rows, lo, hi, [&](std::size_t begin, std::size_t end) {
       std::memcpy(to + begin * element_size, part + taken * element_size, (end - begin) * element_size);
       taken += end - begin;
-    }
+    });
   }
 }
 
