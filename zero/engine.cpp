@@ -119,6 +119,7 @@ ZeroEngine::~ZeroEngine() {
   // Collectives still in flight write into buffers about to be freed: let them finish.
   for (const Work& work : param_sync_) wait_before_freeing(work);
   wait_before_freeing(next_tokens_work_);  // not waited for after a skipped step or an error
+  if (table_rows_) wait_before_freeing(table_rows_->work);
 }
 
 void ZeroEngine::init_parameters(std::uint64_t seed) {
@@ -212,26 +213,35 @@ void ZeroEngine::forward_pass(models::Activations& acts, bool backward_follows, 
     gatherer_->begin_pass(std::move(steps), n, first_step_reads_rows);
   }
   for (std::size_t b = 0; b < n; ++b) {
+    const bool reads_rows = b == 0 && first_step_reads_rows;
     std::vector<BufferView> gathered;
     if (gatherer_) {
       gathered = gatherer_->enter(b);
-      const models::DeviceRates* rates = ctx_.emulation();
-      if (rates && b == 0 && first_step_reads_rows)  // placing the gathered rows (first_rows.h)
-        models::occupy_device(models::copy_seconds(rows_parts_numel_ * dtype_size(options_.compute_dtype), *rates));
     } else {
       for (std::size_t needed : {b, tied_to_[b].value_or(b)}) {
+        if (table_rows_ && needed == rows_block_) {
+          if (reads_rows) {
+            place_table_rows();
+            continue;
+          }
+          publish_table_after_rows();  // a pass that reads the whole table first (an evaluation)
+        }
         exposed_.wait(param_sync_[needed], ctx_.stream(), timeline_, [&] {
           return std::pair{fmt::format("wait params {}", model_.block(needed).name()),
                            nlohmann::json{{"block", needed}}};
         });
       }
     }
+    const models::DeviceRates* rates = ctx_.emulation();
+    if (rates && reads_rows)  // placing the gathered rows (first_rows.h)
+      models::occupy_device(models::copy_seconds(rows_parts_numel_ * dtype_size(options_.compute_dtype), *rates));
     Event begin = trace_mark(timeline_, ctx_.stream());
     models::forward_block(ctx_, model_, b, block_params(b, gathered), acts);
     if (timeline_)
       timeline_->add_stream_span(trace::Lane::compute, fmt::format("forward {}", model_.block(b).name()), begin,
                                  ctx_.stream().record(), {{"block", b}});
     if (gatherer_) gatherer_->leave(b);
+    if (reads_rows && table_rows_) publish_table_after_rows();  // the lookup is done with the rows
   }
   if (gatherer_ && !backward_follows) gatherer_->end_pass();
 }
@@ -473,24 +483,12 @@ void ZeroEngine::choose_bucket_size_now() {
 void ZeroEngine::publish_parameters(std::size_t b, std::size_t begin, std::size_t count) {
   if (options_.stage == 0) return;  // every rank updated every parameter
   const BlockPlacement& placement = plan_.block(b);
+  if (first_rows_ && b == rows_block_) {
+    // Only the rows the next lookup reads, once the whole chunk is updated (first_rows.h).
+    if (begin + count == placement.chunk_numel) publish_rows(b);
+    return;
+  }
   if (options_.stage == 3) {
-    if (first_rows_ && b == rows_block_) {
-      // Only the rows the next lookup reads, once the whole chunk is updated (first_rows.h).
-      if (begin + count < placement.chunk_numel) return;
-      const std::size_t part = rows_part_numel(*first_rows_, placement.chunk_numel, plan_.shards());
-      if (const models::DeviceRates* rates = ctx_.emulation())  // the packing's time
-        models::occupy_device(models::copy_seconds(part * dtype_size(options_.compute_dtype), *rates));
-      rows_parts_numel_ = part * static_cast<std::size_t>(plan_.shards());
-      // The whole table follows in a piece per forward step before the first that reads it all. A
-      // quarter of them go now, behind the rows: the link is free while the other blocks are
-      // updated, and fewer are left to share it with the forward's own gathers.
-      std::size_t whole_step = 1;
-      while (whole_step < model_.num_blocks() && !reads(blocks_read(whole_step, false), b)) ++whole_step;
-      gatherer_->prefetch_rows(b, *std::exchange(first_rows_, std::nullopt), whole_step);
-      gatherer_->launch_pieces(b, (whole_step + 3) / 4);
-      rows_gathered_ = true;
-      return;
-    }
     if (reads(gathered_while_updating_, b)) gatherer_->prefetch(b, begin, count);
     return;
   }
@@ -506,6 +504,53 @@ void ZeroEngine::publish_parameters(std::size_t b, std::size_t begin, std::size_
                       fmt::format("all_gather params {}{}", model_.block(b).name(),
                                   whole ? "" : fmt::format(" [{}, {})", begin, begin + count)),
                       {{"block", b}}, other_works_, timeline_);
+}
+
+void ZeroEngine::publish_rows(std::size_t b) {
+  const BlockPlacement& placement = plan_.block(b);
+  const std::size_t rank = static_cast<std::size_t>(comm_.rank());
+  const void* own_chunk = options_.stage == 3
+                              ? param_shard_.slice(placement.shard_offset, placement.chunk_numel).data
+                              : params_[b].slice(rank * placement.chunk_numel, placement.chunk_numel).data;
+  RowsGather rows(*std::exchange(first_rows_, std::nullopt), placement.chunk_numel, comm_.rank(), comm_.world_size(),
+                  own_chunk, ctx_.device(), options_.compute_dtype, ctx_.stream(), tracker_);
+  if (const models::DeviceRates* rates = ctx_.emulation())  // the packing's time
+    models::occupy_device(models::copy_seconds(rows.stride * dtype_size(options_.compute_dtype), *rates));
+  rows_parts_numel_ = rows.parts_numel();
+  rows_gathered_ = true;
+  if (options_.stage == 3) {
+    // The whole table follows in a piece per forward step before the first that reads it all. A
+    // quarter of them go now, behind the rows: the link is free while the other blocks are
+    // updated, and fewer are left to share it with the forward's own gathers.
+    std::size_t whole_step = 1;
+    while (whole_step < model_.num_blocks() && !reads(blocks_read(whole_step, false), b)) ++whole_step;
+    gatherer_->prefetch_rows(b, std::move(rows), whole_step);
+    gatherer_->launch_pieces(b, (whole_step + 3) / 4);
+    return;
+  }
+  // Stages 1/2: the table's own all-gather waits until the lookup has read the rows (forward_pass),
+  // behind the other blocks' all-gathers that the update issues now.
+  const TwoLevelAllGather::Issued issued = all_gather_->all_gather(rows.packed.view(), rows.parts.view(), ctx_.stream());
+  rows.work = issued.done;
+  trace::record_parts(issued, fmt::format("all_gather params {} rows", model_.block(b).name()), {{"block", b}},
+                      other_works_, timeline_);
+  table_rows_ = std::move(rows);
+}
+
+void ZeroEngine::place_table_rows() {
+  if (table_rows_->placed) return;
+  const std::size_t b = *rows_block_;
+  exposed_.wait(table_rows_->work, ctx_.stream(), timeline_, [&] {
+    return std::pair{fmt::format("wait params {} rows", model_.block(b).name()), nlohmann::json{{"block", b}}};
+  });
+  table_rows_->place(params_[b].data());
+}
+
+void ZeroEngine::publish_table_after_rows() {
+  // The rows' buffers go back to the pool in the compute stream's order, after their gather.
+  if (!table_rows_->placed) table_rows_->work.wait(ctx_.stream());
+  table_rows_.reset();
+  publish_parameters(*rows_block_, 0, plan_.block(*rows_block_).chunk_numel);
 }
 
 std::vector<std::size_t> ZeroEngine::plan_update_gathers() {
@@ -541,7 +586,7 @@ std::vector<std::size_t> ZeroEngine::plan_update_gathers() {
 }
 
 void ZeroEngine::gather_next_tokens(const PeekNextTokens& peek) {
-  if (!peek || !gatherer_ || !rows_block_ || !reads(blocks_read(0, false), *rows_block_)) return;
+  if (!peek || options_.stage == 0 || !rows_block_ || !reads(blocks_read(0, false), *rows_block_)) return;
   const std::size_t positions = acts_->input().numel;
   if (next_tokens_.empty()) {
     next_tokens_ = Buffer(ctx_.device(), DType::i32, positions, MemCategory::gathered, tracker_);
@@ -566,6 +611,9 @@ void ZeroEngine::gather_next_tokens(const PeekNextTokens& peek) {
 void ZeroEngine::forget_next_tokens() {
   next_tokens_gathered_ = rows_gathered_ = false;
   first_rows_.reset();
+  // The caller sets every parameter anew (stages 1/2 all-gather the table again).
+  if (table_rows_) table_rows_->work.wait();
+  table_rows_.reset();
 }
 
 std::optional<RowsRead> ZeroEngine::next_forward_rows() {

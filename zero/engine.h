@@ -18,7 +18,9 @@
 // go out as soon as its update is enqueued: stages 1/2 all-gather the block on the comm stream,
 // stage 3 prefetches the blocks the next forward's first step needs. So the next forward's first
 // gathers run while the optimizer still updates the later blocks, and the next forward waits for a
-// block's gather only when it reaches that block.
+// block's gather only when it reaches that block. Where the engine knows the next batch's tokens
+// and the tied embedding's gradient goes as rows, the table goes out first as only the rows the
+// lookup reads, and whole during the forward (zero/first_rows.h).
 //
 // The parts: GradientReducer (buckets and their reductions during backward), ParamGatherer
 // (stage 3 gathers and prefetch), StepStatistics (the one all-reduce before the update),
@@ -43,6 +45,7 @@
 #include "optim/loss_scaler.h"
 #include "zero/engine_options.h"
 #include "zero/exposed_time.h"
+#include "zero/first_rows.h"
 #include "zero/gradient_reducer.h"
 #include "zero/lookup_rows.h"
 #include "zero/param_gatherer.h"
@@ -77,7 +80,7 @@ class ZeroEngine {
   using LoadMicroBatch = std::function<void(models::Activations&, int micro)>;
   // This rank's tokens of the micro batch the next step loads first (empty where they are not
   // known), without taking it from the source: the next load must hand out exactly these (a load
-  // that does not is refused with std::logic_error on the rank it happens on). At stage 3
+  // that does not is refused with std::logic_error on the rank it happens on). At stages 1-3
   // with the tied embedding's gradient as rows, the update then gathers only the embedding rows
   // the next forward's lookup reads, and the rest of the table during that forward
   // (zero/first_rows.h).
@@ -131,7 +134,7 @@ class ZeroEngine {
   // first_step_reads_rows: stage 3's first step reads the rows gathered for these tokens (first_rows.h).
   void forward_backward(models::Activations& acts, bool boundary, bool first_step_reads_rows);
   void forward_pass(models::Activations& acts, bool backward_follows, bool first_step_reads_rows = false);
-  // Stage 3 with a rows block: gathers every rank's tokens of the next step's first micro batch
+  // Stages 1-3 with a rows block: gathers every rank's tokens of the next step's first micro batch
   // (-1s from a rank that does not know its own, so that every rank decides alike).
   void gather_next_tokens(const PeekNextTokens& peek);
   // The rows the next forward's lookup reads, where every rank's next tokens are known and the
@@ -165,6 +168,13 @@ class ZeroEngine {
   // rank's chunk; stage 3: that part's gather into the block's gathered copy, if the next forward's
   // first step reads the block; stage 0: nothing).
   void publish_parameters(std::size_t block, std::size_t begin, std::size_t count);
+  // The rows block's chunk is updated and the next lookup's rows are known: packs this rank's part
+  // of them and gathers every rank's (first_rows.h); stage 3 hands them to the gatherer.
+  void publish_rows(std::size_t block);
+  // Stages 1/2: the rows in the table for the lookup (the forward's first step), and the table's
+  // own all-gather once the lookup is done with them, or before a pass that reads it whole.
+  void place_table_rows();
+  void publish_table_after_rows();
   void sync_parameters();  // publish_parameters of every block, stale stage-3 gathers dropped first
   BufferView block_grad(std::size_t block);
   BufferView complete_grad(std::size_t block);
@@ -203,7 +213,7 @@ class ZeroEngine {
   // The tied embedding whose lookup gradient goes out as rows (zero/lookup_rows.h), if any.
   std::optional<std::size_t> rows_block_;
   std::unique_ptr<LookupRowsExchange> rows_exchange_;
-  // Stage 3 with a rows block: the next step's first tokens, this rank's and every rank's, their
+  // Stages 1-3 with a rows block: the next step's first tokens, this rank's and every rank's, their
   // gather, the rows the update gathers first (until it does), and whether the next training
   // forward's first step reads them (zero/first_rows.h).
   Buffer next_tokens_, all_next_tokens_;
@@ -212,6 +222,8 @@ class ZeroEngine {
   std::optional<RowsRead> first_rows_;
   bool rows_gathered_ = false;
   std::size_t rows_parts_numel_ = 0;  // the rows' gather, all ranks' parts
+  // Stages 1/2: the rows' gather, until the table's own all-gather follows it (publish_table_after_rows).
+  std::optional<RowsGather> table_rows_;
   std::vector<std::size_t> gathered_while_updating_;  // plan_update_gathers
   bool choose_bucket_size_after_step_ = false;  // reduce_bucket_size: auto, before the first step's end
   Event backward_begin_, backward_end_;         // the last micro-batch's backward, while choosing

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 
 namespace zt {
 namespace {
@@ -91,6 +92,23 @@ void place_rows(const RowsRead& rows, std::size_t chunk_numel, int ranks, const 
       taken += end - begin;
     });
   }
+}
+
+RowsGather::RowsGather(RowsRead rows, std::size_t chunk_numel, int rank, int ranks, const void* chunk,
+                       Device device, DType dtype, Stream& stream, MemoryTracker& tracker)
+    : read(std::move(rows)), chunk_numel(chunk_numel), ranks(ranks), stride(rows_part_numel(read, chunk_numel, ranks)) {
+  if (!device.is_cpu()) throw std::logic_error("first rows: the rows are packed and placed by host code");
+  packed = Buffer(device, dtype, stride, MemCategory::gathered, stream, tracker);
+  parts = Buffer(device, dtype, parts_numel(), MemCategory::gathered, stream, tracker);
+  const std::size_t lo = static_cast<std::size_t>(rank) * chunk_numel;
+  pack_rows(read, lo, lo + chunk_numel, chunk, packed.data(), dtype_size(dtype));
+}
+
+void RowsGather::place(void* block) {
+  zt::place_rows(read, chunk_numel, ranks, parts.data(), stride, block, dtype_size(parts.dtype()));
+  placed = true;
+  packed = Buffer();
+  parts = Buffer();
 }
 
 }  // namespace zt

@@ -1,17 +1,19 @@
-// ZeRO-3's first gather of a lookup table after an optimizer step, as the rows the next batch reads.
+// The first gather of a lookup table after an optimizer step, as the rows the next batch reads.
 //
 // The next forward begins with the embedding lookup, which reads one row of the token table per
 // token and the position rows: for GPT-2 124M at 1 x 1024 tokens per rank a few thousand of the
 // table's 51 328 rows, while the whole table (77 MB in bf16, a third of the model) is gathered
-// before that forward can start. The LM head, at the forward's end, is the first to read all of
+// (stage 3) or all-gathered after its update (stages 1/2) before that forward can start. The LM head, at the forward's end, is the first to read all of
 // it. So when the engine knows the next batch's tokens before the update, every rank learns every
 // rank's tokens (a small all-gather), and right after the table's update the ranks gather only
 // those rows: each rank contributes the elements of the rows that lie in its chunk (packed row by
 // row, padded to the largest rank's count so that the gather is an ordinary all-gather), and the
 // parts are placed at their rows in the block's buffer. The lookup reads exactly the values the
-// whole gather would have given it. The rest of the table follows in pieces during the forward
-// (param_gatherer.h), before the head needs it. The rows are moved by host code: CPU devices
-// (and the emulated accelerator), like the lookup's gradient rows (lookup_rows.h).
+// whole gather would have given it. The rest of the table follows during the forward, before the
+// head needs it: at stage 3 in pieces (param_gatherer.h), at stages 1/2 as one all-gather right
+// after the lookup, behind the other blocks' all-gathers that the update issued (engine.h). The
+// rows are moved by host code: CPU devices (and the emulated accelerator), like the lookup's
+// gradient rows (lookup_rows.h).
 #pragma once
 
 #include <cstddef>
@@ -19,6 +21,8 @@
 #include <span>
 #include <vector>
 
+#include "comm/work.h"
+#include "core/buffer.h"
 #include "models/block.h"
 
 namespace zt {
@@ -65,5 +69,27 @@ std::size_t pack_rows(const RowsRead& rows, std::size_t lo, std::size_t hi, cons
 // `block` (the block's padded flat buffer). Elements outside the rows are left as they are.
 void place_rows(const RowsRead& rows, std::size_t chunk_numel, int ranks, const void* parts, std::size_t stride,
                 void* block, std::size_t element_size);
+
+// One block's rows on their way: this rank's packed part and every rank's (each padded to the
+// largest), for one all-gather of packed into parts that the owner launches and keeps in work.
+struct RowsGather {
+  // Packs the rows that lie in this rank's chunk: `chunk` holds the block's elements
+  // [rank * chunk_numel, (rank + 1) * chunk_numel). The buffers come from the pool in the order
+  // of `stream` (MemCategory::gathered). Host code: CPU devices only (std::logic_error otherwise).
+  RowsGather(RowsRead rows, std::size_t chunk_numel, int rank, int ranks, const void* chunk, Device device,
+             DType dtype, Stream& stream, MemoryTracker& tracker);
+  // Every rank's part placed at its rows of `block` (the block's padded flat buffer): work must
+  // be complete, and the buffers go back to the pool.
+  void place(void* block);
+  std::size_t parts_numel() const { return stride * static_cast<std::size_t>(ranks); }
+
+  RowsRead read;
+  std::size_t chunk_numel = 0;
+  int ranks = 0;
+  std::size_t stride = 0;  // elements of each rank's part
+  Buffer packed, parts;
+  Work work;
+  bool placed = false;
+};
 
 }  // namespace zt

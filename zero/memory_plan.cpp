@@ -97,16 +97,17 @@ MemoryPlan plan_memory(const models::Model& model, const ZeroOptions& options, i
     std::size_t ahead = options.stage3_prefetch_bucket_size == 0 ? 0 : options.stage3_prefetch_bucket_size + largest;
     // Each block is gathered at most once at a time, so never more than the whole model.
     m.gathered_bound = c * std::min(static_cast<std::int64_t>(largest_in_use + ahead + persistent), padded_total);
-    // The update's gather of the next lookup's rows, where the next tokens are known (first_rows.h).
-    if (const auto rows = rows_exchanged_block(model, options, world_size, micro_batch, seq_len, device))
-      m.gathered_bound += static_cast<std::int64_t>(first_rows_buffer_bytes(
-          plan.block(*rows).padded_numel, static_cast<std::size_t>(c), world_size, micro_batch, seq_len));
     std::size_t group_slices = 0;  // the secondary partition's (param_gatherer.h)
     for (std::size_t b = 0; b < model.num_blocks(); ++b)
       group_slices += group_slice_numel(plan, b, options.stage3_param_persistence_threshold,
                                         options.zero_hpz_partition_size);
     m.params += c * static_cast<std::int64_t>(group_slices);
   }
+  // The update's gather of the next lookup's rows, where the next tokens are known (first_rows.h).
+  if (options.stage > 0)
+    if (const auto rows = rows_exchanged_block(model, options, world_size, micro_batch, seq_len, device))
+      m.gathered_bound += static_cast<std::int64_t>(first_rows_buffer_bytes(
+          plan.block(*rows).padded_numel, static_cast<std::size_t>(c), world_size, micro_batch, seq_len));
   return m;
 }
 
@@ -137,7 +138,7 @@ std::string format_memory_plans(const models::Model& model, const ZeroOptions& o
     out += fmt::format("{:>5}  {:>12}  {:>12}  {:>12}  {:>12}  {:>12}  {:>12}  {:>12}  {:>9}\n", stage,
                        format_bytes(m.params), format_bytes(m.grads), format_bytes(m.optimizer),
                        format_bytes(m.model_states()), format_bytes(m.buckets), format_bytes(m.activations),
-                       stage == 3 ? format_bytes(m.gathered_bound) : "-", m.padding_elements);
+                       m.gathered_bound > 0 ? format_bytes(m.gathered_bound) : "-", m.padding_elements);
   }
   if (options.recompute_every > 0)
     out += "\nActivation checkpointing " + activation_checkpointing_summary(model, options, micro_batch, seq_len, device) +

@@ -32,7 +32,9 @@ struct MemoryPlan {
   std::int64_t buckets = 0;      // the gradient bucket buffers (reduce_bucket_size: auto, an upper bound) and
                                  // the buffers of a tied embedding's rows exchange (zero/lookup_rows.h)
   std::int64_t activations = 0;  // one micro-batch's activations
-  std::int64_t gathered_bound = 0;  // stage 3: most bytes of gathered parameters at any moment
+  // Most bytes of gathered parameters at any moment: stage 3's blocks, and at stages 1-3 the
+  // update's gather of the next lookup's rows where the embedding's gradient goes as rows.
+  std::int64_t gathered_bound = 0;
   std::int64_t padding_elements = 0;  // elements added to cut every block into whole aligned chunks
   std::int64_t model_states() const { return params + grads + optimizer; }
 };

@@ -102,27 +102,15 @@ void ParamGatherer::prefetch(std::size_t block, std::size_t begin, std::size_t c
   launch_piece(block, it->second, begin, count);
 }
 
-void ParamGatherer::prefetch_rows(std::size_t block, RowsRead rows, std::size_t pieces) {
-  if (!device_.is_cpu()) throw std::logic_error("first rows: the rows are packed and placed by host code");
+void ParamGatherer::prefetch_rows(std::size_t block, RowsGather rows, std::size_t pieces) {
   if (gathered_.contains(block)) throw std::logic_error("first rows: the block is gathered already");
   const BlockPlacement& placement = plan_.block(block);
-  const Communicator& comm = gather_.communicator();
-  const std::size_t chunk = placement.chunk_numel;
-  Gathered::Rows r;
-  r.stride = rows_part_numel(rows, chunk, comm.world_size());
-  r.read = std::move(rows);
-  r.packed = Buffer(device_, dtype_, r.stride, MemCategory::gathered, compute_, tracker_);
-  r.parts = Buffer(device_, dtype_, r.stride * static_cast<std::size_t>(comm.world_size()), MemCategory::gathered,
-                   compute_, tracker_);
-  const std::size_t lo = static_cast<std::size_t>(comm.rank()) * chunk;
-  pack_rows(r.read, lo, lo + chunk, shard_.slice(placement.shard_offset, chunk).data, r.packed.data(),
-            dtype_size(dtype_));
-  r.work = note(gather_.all_gather(r.packed.view(), r.parts.view(), compute_),
-                fmt::format("all_gather block {} rows", block), block);
+  rows.work = note(gather_.all_gather(rows.packed.view(), rows.parts.view(), compute_),
+                   fmt::format("all_gather block {} rows", block), block);
   Gathered g;
   g.buffer = Buffer(device_, dtype_, placement.padded_numel, MemCategory::gathered, compute_, tracker_);
-  g.rows = std::move(r);
-  g.remaining = chunk_pieces(chunk, std::max<std::size_t>(1, pieces), plan_.chunk_alignment());
+  g.rows = std::move(rows);
+  g.remaining = chunk_pieces(placement.chunk_numel, std::max<std::size_t>(1, pieces), plan_.chunk_alignment());
   gathered_.emplace(block, std::move(g));
 }
 
@@ -191,7 +179,7 @@ void ParamGatherer::continue_whole_gathers(std::size_t step) {
 }
 
 void ParamGatherer::place_rows(std::size_t block, Gathered& g) {
-  Gathered::Rows& r = *g.rows;
+  RowsGather& r = *g.rows;
   if (r.placed) return;
   // The pieces launched behind the rows before the pass write the same buffer: they are waited for
   // too, so that placing and the lookup never run beside a write (of the same values).
@@ -201,11 +189,7 @@ void ParamGatherer::place_rows(std::size_t block, Gathered& g) {
                        nlohmann::json{{"block", block}, {"sequence", work->sequence()}}};
     });
   }
-  zt::place_rows(r.read, plan_.block(block).chunk_numel, gather_.communicator().world_size(), r.parts.data(), r.stride,
-                 g.buffer.data(), dtype_size(dtype_));
-  r.placed = true;
-  r.packed = Buffer();
-  r.parts = Buffer();
+  r.place(g.buffer.data());
 }
 
 void ParamGatherer::drop_rows(Gathered& g) {

@@ -77,10 +77,10 @@ class ParamGatherer {
   // pieces, launched in order, make its whole gather (they complete in order on the comm stream),
   // and the next pass's first step finds it gathered.
   void prefetch(std::size_t block, std::size_t begin, std::size_t count);
-  // Instead of the whole block: gathers the elements of `rows` of every rank's chunk of block (the
-  // optimizer has just updated the rank's chunk), for the next pass's first step (see above); the
-  // whole block follows in `pieces` pieces. Host code: CPU devices only (std::logic_error otherwise).
-  void prefetch_rows(std::size_t block, RowsRead rows, std::size_t pieces);
+  // Instead of the whole block: launches the gather of `rows` (packed from this rank's chunk, which
+  // the optimizer has just updated), for the next pass's first step (see above); the whole block
+  // follows in `pieces` pieces.
+  void prefetch_rows(std::size_t block, RowsGather rows, std::size_t pieces);
   // Launches up to `count` of those pieces now (the link is free before the pass).
   void launch_pieces(std::size_t block, std::size_t count);
   // Returns the gathered flat parameter (padded) of each block of step i, in the step's order.
@@ -102,16 +102,9 @@ class ParamGatherer {
     bool waited = false;  // the compute stream waits for work (so it is ordered after the gather)
     bool from_group = false;
     bool kept = false;    // between two reads within keep_within: not a prefetch
-    // Gathered as rows first (prefetch_rows) and not yet whole: the rows' gather and its buffers,
-    // and the pieces of the whole block's gather not launched yet.
-    struct Rows {
-      RowsRead read;
-      std::size_t stride = 0;  // elements of each rank's part, padded to the largest
-      Buffer packed, parts;
-      Work work;
-      bool placed = false;
-    };
-    std::optional<Rows> rows;
+    // Gathered as rows first (prefetch_rows) and not yet whole: the rows' gather, and the pieces
+    // of the whole block's gather not launched yet.
+    std::optional<RowsGather> rows;
     std::vector<ChunkPiece> remaining;
     std::size_t whole_step = 0;  // the first step that reads the whole block
   };

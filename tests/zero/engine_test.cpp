@@ -205,7 +205,9 @@ RunResult run(const Job& job, Communicator& comm, int global_rows, MemoryTracker
       engine.set_timeline(nullptr);
       timeline->end_step();
       for (const trace::Span& span : timeline->resolve())
-        result.rows_gathers += span.name.starts_with("all_gather block 0 rows");
+        result.rows_gathers += (span.name.starts_with("all_gather block ") ||
+                                span.name.starts_with("all_gather params ")) &&
+                               span.name.ends_with(" rows");
     }
     result.losses.push_back(stats.loss);
     result.stats.push_back(stats);
@@ -663,73 +665,85 @@ TEST_F(EngineTest, StageThreeKeepsTheTiedEmbeddingThroughTheForwardAndThePlanCou
   EXPECT_GE(told.stats(Space::host, MemCategory::gathered).peak, table_and_layer);
 }
 
-// Stage 3 told the next step's first tokens (zero/first_rows.h): the update gathers only the rows
-// the next lookup reads, and the rest of the table in pieces while the forward runs, before the LM
-// head reads it. The lookup reads the same values, so the run is bitwise the one that gathers the
-// whole table: overlap on and off, with gradient accumulation, with evaluations between steps
-// (whose forward gathers the whole table), with the secondary partition, in fp32 and bf16; also
-// where one rank does not know its next tokens (then no rank gathers rows).
-TEST_F(EngineTest, StageThreeGathersTheNextLookupsRowsFirstAndChangesNoBit) {
+// Stages 1-3 told the next step's first tokens (zero/first_rows.h): the update gathers only the
+// rows the next lookup reads, and the rest of the table while the forward runs, before the LM head
+// reads it (stage 3 in pieces, stages 1/2 whole once the lookup is done). The lookup reads the same
+// values, so the run is bitwise the one that gathers the whole table: overlap on and off, with
+// gradient accumulation, with evaluations between steps (whose forward gathers the whole table),
+// with the secondary partition, in fp32 and bf16; also where one rank does not know its next tokens
+// (then no rank gathers rows). The rows' buffers stay within the memory plan.
+TEST_F(EngineTest, TheNextLookupsRowsGoFirstAndChangeNoBit) {
   if (world_->world_size() < 2) GTEST_SKIP() << "one rank exchanges no rows";
-  for (DType dtype : {DType::f32, DType::bf16})
-    for (bool overlap : {true, false})
-      for (int hpz : {1, 2}) {
-        if (hpz > 1 && world_->world_size() % hpz != 0) continue;
-        const std::string what = std::string(dtype_name(dtype)) + (overlap ? " overlap" : " no overlap") + " hpz " +
-                                 std::to_string(hpz);
-        Job job;
-        job.kind = ModelKind::gpt2_wide_vocab;
-        job.T = 8;
-        job.steps = 7;
-        job.eval_every = 3;
-        job.options = base_options(3, overlap);
-        job.options.compute_dtype = job.options.comm_dtype = dtype;
-        job.options.embedding_gradient = EmbeddingGradient::rows;
-        job.options.zero_hpz_partition_size = hpz;
-        MemoryTracker t1, t2;
-        const RunResult whole = run(job, *world_, job.B * world_->world_size(), t1);
-        job.peek_next_tokens = true;
-        const RunResult rows_first = run(job, *world_, job.B * world_->world_size(), t2);
-        EXPECT_EQ(rows_first.rows_gathers, job.steps) << what << ": every update gathers the next lookup's rows";
-        EXPECT_EQ(rows_first.losses, whole.losses) << what;
-        EXPECT_EQ(rows_first.eval_losses, whole.eval_losses) << what;
-        ASSERT_EQ(rows_first.params.size(), whole.params.size()) << what;
-        EXPECT_EQ(std::memcmp(rows_first.params.data(), whole.params.data(), whole.params.size() * sizeof(float)), 0)
-            << what;
-        if (dtype != DType::f32 || !overlap || hpz != 1) continue;
-        job.rank_without_next_tokens = 1;
-        MemoryTracker t3;
-        const RunResult one_unknown = run(job, *world_, job.B * world_->world_size(), t3);
-        EXPECT_EQ(one_unknown.losses, whole.losses) << "rank 1 does not know its next tokens";
-        EXPECT_EQ(one_unknown.rows_gathers, 0) << "so no rank gathers rows";
-        // A source whose peek shows another batch than the next load hands out is a bug the
-        // engine refuses, on every rank alike (no collective is left waiting).
-        job.rank_without_next_tokens = -1;
-        job.peek_offset = 2;
-        MemoryTracker t4;
-        EXPECT_THROW(run(job, *world_, job.B * world_->world_size(), t4), std::logic_error);
-      }
+  for (int stage : {1, 2, 3})
+    for (DType dtype : {DType::f32, DType::bf16})
+      for (bool overlap : {true, false})
+        for (int hpz : {1, 2}) {
+          if (hpz > 1 && (stage < 3 || world_->world_size() % hpz != 0)) continue;
+          const std::string what = "stage " + std::to_string(stage) + " " + std::string(dtype_name(dtype)) +
+                                   (overlap ? " overlap" : " no overlap") + " hpz " + std::to_string(hpz);
+          Job job;
+          job.kind = ModelKind::gpt2_wide_vocab;
+          job.T = 8;
+          job.steps = 7;
+          job.eval_every = 3;
+          job.options = base_options(stage, overlap);
+          job.options.compute_dtype = job.options.comm_dtype = dtype;
+          job.options.embedding_gradient = EmbeddingGradient::rows;
+          job.options.zero_hpz_partition_size = hpz;
+          MemoryTracker t1, t2;
+          const RunResult whole = run(job, *world_, job.B * world_->world_size(), t1);
+          job.peek_next_tokens = true;
+          const RunResult rows_first = run(job, *world_, job.B * world_->world_size(), t2);
+          EXPECT_EQ(rows_first.rows_gathers, job.steps) << what << ": every update gathers the next lookup's rows";
+          EXPECT_EQ(rows_first.losses, whole.losses) << what;
+          EXPECT_EQ(rows_first.eval_losses, whole.eval_losses) << what;
+          ASSERT_EQ(rows_first.params.size(), whole.params.size()) << what;
+          EXPECT_EQ(std::memcmp(rows_first.params.data(), whole.params.data(), whole.params.size() * sizeof(float)), 0)
+              << what;
+          auto model = make_model(job.kind);
+          const MemoryPlan plan = plan_memory(*model, job.options, world_->world_size(), job.B, job.T, Device::cpu());
+          EXPECT_LE(t2.stats(Space::host, MemCategory::gathered).peak, plan.gathered_bound) << what;
+          if (stage < 3) {
+            EXPECT_GT(t2.stats(Space::host, MemCategory::gathered).peak, 0) << what;
+          }
+          if (dtype != DType::f32 || !overlap || hpz != 1) continue;
+          job.rank_without_next_tokens = 1;
+          MemoryTracker t3;
+          const RunResult one_unknown = run(job, *world_, job.B * world_->world_size(), t3);
+          EXPECT_EQ(one_unknown.losses, whole.losses) << what << ": rank 1 does not know its next tokens";
+          EXPECT_EQ(one_unknown.rows_gathers, 0) << what << ": so no rank gathers rows";
+          // A source whose peek shows another batch than the next load hands out is a bug the
+          // engine refuses, on every rank alike (no collective is left waiting).
+          job.rank_without_next_tokens = -1;
+          job.peek_offset = 2;
+          MemoryTracker t4;
+          EXPECT_THROW(run(job, *world_, job.B * world_->world_size(), t4), std::logic_error) << what;
+        }
   // fp16 with a first loss scale that overflows: the skipped steps' updates gather nothing, the
   // step after one gathers the whole table, and the run is still bitwise the one without tokens.
-  Job job;
-  job.kind = ModelKind::gpt2_wide_vocab;
-  job.T = 8;
-  job.steps = 7;
-  job.options = base_options(3, true);
-  job.options.compute_dtype = job.options.comm_dtype = DType::f16;
-  job.options.embedding_gradient = EmbeddingGradient::rows;
-  job.options.loss_scaling = true;
-  job.options.loss_scaler = LossScalerOptions{0.0, 20, 1000, 1, 1.0};
-  MemoryTracker t1, t2;
-  const RunResult whole = run(job, *world_, job.B * world_->world_size(), t1);
-  job.peek_next_tokens = true;
-  const RunResult rows_first = run(job, *world_, job.B * world_->world_size(), t2);
-  const auto skipped = std::count_if(whole.stats.begin(), whole.stats.end(), [](const StepStats& s) { return s.skipped; });
-  ASSERT_GT(skipped, 0) << "no step overflowed";
-  ASSERT_LT(skipped, job.steps) << "every step overflowed";
-  EXPECT_EQ(rows_first.rows_gathers, job.steps - skipped);
-  EXPECT_EQ(rows_first.losses, whole.losses);
-  EXPECT_EQ(std::memcmp(rows_first.params.data(), whole.params.data(), whole.params.size() * sizeof(float)), 0);
+  for (int stage : {2, 3}) {
+    Job job;
+    job.kind = ModelKind::gpt2_wide_vocab;
+    job.T = 8;
+    job.steps = 7;
+    job.options = base_options(stage, true);
+    job.options.compute_dtype = job.options.comm_dtype = DType::f16;
+    job.options.embedding_gradient = EmbeddingGradient::rows;
+    job.options.loss_scaling = true;
+    job.options.loss_scaler = LossScalerOptions{0.0, 20, 1000, 1, 1.0};
+    MemoryTracker t1, t2;
+    const RunResult whole = run(job, *world_, job.B * world_->world_size(), t1);
+    job.peek_next_tokens = true;
+    const RunResult rows_first = run(job, *world_, job.B * world_->world_size(), t2);
+    const auto skipped =
+        std::count_if(whole.stats.begin(), whole.stats.end(), [](const StepStats& s) { return s.skipped; });
+    ASSERT_GT(skipped, 0) << "no step overflowed, stage " << stage;
+    ASSERT_LT(skipped, job.steps) << "every step overflowed, stage " << stage;
+    EXPECT_EQ(rows_first.rows_gathers, job.steps - skipped) << "stage " << stage;
+    EXPECT_EQ(rows_first.losses, whole.losses) << "stage " << stage;
+    EXPECT_EQ(std::memcmp(rows_first.params.data(), whole.params.data(), whole.params.size() * sizeof(float)), 0)
+        << "stage " << stage;
+  }
 }
 
 // The rows' gather in the trace: the first step's update gathers the rows and a quarter of the
@@ -755,6 +769,41 @@ TEST_F(EngineTest, StageThreeRowsFirstGathersTheRowsThenTheTableInPieces) {
   EXPECT_EQ(rows[1], 1u) << "again for the third step";
   EXPECT_EQ(pieces[1], table_pieces) << "the rest of the first's, and a quarter behind the next rows";
   EXPECT_EQ(whole[1], 0u);
+}
+
+// Stages 1/2 in the trace: the update all-gathers the table's rows instead of the table, and the
+// next forward all-gathers the whole table once, after the lookup has read the rows.
+TEST_F(EngineTest, StagesOneAndTwoRowsFirstAllGatherTheTableAfterTheLookup) {
+  if (world_->world_size() < 2) GTEST_SKIP() << "one rank exchanges no rows";
+  auto model = make_model(ModelKind::gpt2_wide_vocab);
+  for (int stage : {1, 2}) {
+    const auto steps = traced_steps(*world_, *model, stage, 1, /*peek_next_tokens=*/true);
+    for (int step = 0; step < 2; ++step) {
+      std::size_t rows = 0, pieces = 0, whole = 0;
+      std::optional<trace::Clock::time_point> lookup_end, table_begin;
+      for (const trace::Span& span : steps[step]) {
+        if (span.name.starts_with("forward ") && span.args.value("block", -1) == 0) lookup_end = span.end;
+        if (!span.name.starts_with("all_gather params ") || span.args.at("block").get<std::size_t>() != 0) continue;
+        if (span.name.ends_with(" rows")) {
+          ++rows;
+        } else if (span.name.find(" [") != std::string::npos) {
+          ++pieces;
+        } else {
+          ++whole;
+          table_begin = span.begin;
+        }
+      }
+      const std::string what = "stage " + std::to_string(stage) + " step " + std::to_string(step);
+      EXPECT_EQ(rows, 1u) << what << ": the update gathers the next lookup's rows";
+      EXPECT_EQ(pieces, 0u) << what << ": and none of the table's pieces";
+      // The first step's forward reads the table set at start-up; the second's the first's rows.
+      EXPECT_EQ(whole, step == 0 ? 0u : 1u) << what;
+      if (step == 1) {
+        ASSERT_TRUE(lookup_end && table_begin) << what;
+        EXPECT_GE(*table_begin, *lookup_end) << what;
+      }
+    }
+  }
 }
 
 // zero_hpz_partition_size (ZeRO++'s secondary partition): groups of 2 ranks keep forward's
