@@ -555,30 +555,32 @@ void ZeroEngine::publish_table_after_rows() {
 
 std::vector<std::size_t> ZeroEngine::plan_update_gathers() {
   gathered_while_updating_.clear();
-  if (options_.stage != 3) return {};
   if (!first_rows_) {
-    gathered_while_updating_ = blocks_read(0, false);
+    if (options_.stage == 3) gathered_while_updating_ = blocks_read(0, false);
     return {};
   }
   // The blocks of the forward's next steps, as many as the prefetch budget takes (at least one),
-  // then the table: their gathers keep the link busy while the table is updated.
+  // then the table: their gathers keep the link busy while the table is updated (at stages 1/2
+  // every block is all-gathered as it is updated; this only orders them).
   const std::size_t budget = options_.stage3_prefetch_bucket_size;
+  std::vector<std::size_t> first;
   std::size_t ahead = 0;
   for (std::size_t step = 1; step < model_.num_blocks() && budget > 0; ++step) {
     bool full = false;
     for (std::size_t block : blocks_read(step, false)) {
       const std::size_t numel = plan_.block(block).padded_numel;
-      if (block == rows_block_ || reads(gathered_while_updating_, block)) continue;
+      if (block == rows_block_ || reads(first, block)) continue;
       if (ahead > 0 && ahead + numel > budget) {
         full = true;
         break;
       }
-      gathered_while_updating_.push_back(block);
+      first.push_back(block);
       ahead += numel;
     }
     if (full) break;
   }
-  std::vector<std::size_t> order = gathered_while_updating_;
+  if (options_.stage == 3) gathered_while_updating_ = first;
+  std::vector<std::size_t> order = first;
   order.push_back(*rows_block_);
   for (std::size_t block = 0; block < model_.num_blocks(); ++block)
     if (!reads(order, block)) order.push_back(block);

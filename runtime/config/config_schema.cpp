@@ -416,8 +416,10 @@ std::vector<ConfigKey> make_keys() {
               "Stage 3: elements of parameters gathered ahead of their use (at least the next layer); a layer "
               "read again within that reach (the last layers, from forward into backward) stays gathered instead "
               "of being gathered again; 0 = no prefetch. A tied embedding stays gathered from its forward to the "
-              "LM head's backward either way. The default is about two GPT-2 layers: DeepSpeed's 5e7 gathers the "
-              "whole of a small model and saves no memory (bench/results/perf_memory.md)."));
+              "LM head's backward either way. Stages 1-3 where the next lookup's rows go first: the elements of "
+              "the forward's next layers that the update takes before the tied embedding. The default is about two "
+              "GPT-2 layers: DeepSpeed's 5e7 gathers the whole of a small model and saves no memory "
+              "(bench/results/perf_memory.md)."));
   add(integer("zero_optimization.stage3_param_persistence_threshold",
               field(&Config::zero_optimization, &ZeroConfig::stage3_param_persistence_threshold),
               static_cast<std::int64_t>(zero.stage3_param_persistence_threshold), between(0, kMaxBucketElements),

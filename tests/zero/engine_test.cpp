@@ -773,7 +773,9 @@ TEST_F(EngineTest, StageThreeRowsFirstGathersTheRowsThenTheTableInPieces) {
 }
 
 // Stages 1/2 in the trace: the update all-gathers the table's rows instead of the table, and the
-// next forward issues the whole table's all-gather once, after the lookup has read the rows.
+// next forward issues the whole table's all-gather once, after the lookup has read the rows. The
+// update takes the forward's next block (within the prefetch budget) before the table, so that its
+// all-gather keeps the link busy while the table is updated, and the later blocks after it.
 TEST_F(EngineTest, StagesOneAndTwoRowsFirstAllGatherTheTableAfterTheLookup) {
   if (world_->world_size() < 2) GTEST_SKIP() << "one rank exchanges no rows";
   auto model = make_model(ModelKind::gpt2_wide_vocab);
@@ -781,12 +783,18 @@ TEST_F(EngineTest, StagesOneAndTwoRowsFirstAllGatherTheTableAfterTheLookup) {
     const auto steps = traced_steps(*world_, *model, stage, 1, /*peek_next_tokens=*/true);
     for (int step = 0; step < 2; ++step) {
       std::size_t rows = 0, pieces = 0, whole = 0;
-      std::optional<trace::Clock::time_point> lookup_end, table_issued;
+      std::optional<trace::Clock::time_point> lookup_end, table_issued, rows_begin, next_block_begin, last_layer_begin;
+      const std::size_t last_layer = model->num_blocks() - 2;
       for (const trace::Span& span : steps[step]) {
         if (span.name.starts_with("forward ") && span.args.value("block", -1) == 0) lookup_end = span.end;
-        if (!span.name.starts_with("all_gather params ") || span.args.at("block").get<std::size_t>() != 0) continue;
+        if (!span.name.starts_with("all_gather params ")) continue;
+        const auto block = span.args.at("block").get<std::size_t>();
+        if (block == 1) next_block_begin = span.begin;
+        if (block == last_layer) last_layer_begin = span.begin;
+        if (block != 0) continue;
         if (span.name.ends_with(" rows")) {
           ++rows;
+          rows_begin = span.begin;
         } else if (span.name.find(" [") != std::string::npos) {
           ++pieces;
         } else {
@@ -806,6 +814,10 @@ TEST_F(EngineTest, StagesOneAndTwoRowsFirstAllGatherTheTableAfterTheLookup) {
         ASSERT_TRUE(lookup_end && table_issued) << what;
         EXPECT_GE(*table_issued, *lookup_end) << what;
       }
+      // One comm stream: the all-gathers start in the order they were issued.
+      ASSERT_TRUE(rows_begin && next_block_begin && last_layer_begin) << what;
+      EXPECT_LT(*next_block_begin, *rows_begin) << what << ": the forward's next block goes before the table";
+      EXPECT_GT(*last_layer_begin, *rows_begin) << what << ": the last layer after it";
     }
   }
 }
