@@ -588,7 +588,9 @@ std::vector<std::size_t> ZeroEngine::plan_update_gathers() {
 }
 
 void ZeroEngine::gather_next_tokens(const PeekNextTokens& peek) {
-  if (!peek || options_.stage == 0 || !rows_block_ || !reads(blocks_read(0, false), *rows_block_)) return;
+  if (!peek || !options_.lookup_rows_first || options_.stage == 0 || !rows_block_ ||
+      !reads(blocks_read(0, false), *rows_block_))
+    return;
   const std::size_t positions = acts_->input().numel;
   if (next_tokens_.empty()) {
     next_tokens_ = Buffer(ctx_.device(), DType::i32, positions, MemCategory::gathered, tracker_);

@@ -58,6 +58,10 @@ struct ZeroConfig {
   int zero_hpz_partition_size = 1;
   CommDataType communication_data_type = CommDataType::fp32;  // resolved into ZeroOptions::comm_dtype
   EmbeddingGradient embedding_gradient = EmbeddingGradient::automatic;
+  // Stages 1-3 with the embedding's gradient as rows, where the trainer knows the next batch: the
+  // update gathers the rows the next lookup reads first and the table during the forward
+  // (first_rows.h); false: the whole table before the forward, as without the next tokens.
+  bool lookup_rows_first = true;
   bool operator==(const ZeroConfig&) const = default;
 };
 

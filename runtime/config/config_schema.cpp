@@ -454,6 +454,14 @@ std::vector<ConfigKey> make_keys() {
              "not the table. `auto`: rows where they are fewer bytes than the table's reduction. Rows are added by host "
              "code: CPU devices only for now (`auto` is dense on a GPU). The sums are ordered differently, so "
              "losses differ from dense in the last bits; overlap_comm on and off stay bitwise identical."));
+  add(boolean("zero_optimization.lookup_rows_first",
+              field(&Config::zero_optimization, &ZeroConfig::lookup_rows_first), zero.lookup_rows_first,
+              "Stages 1-3 with the embedding's gradient as rows: after the update the ranks first gather only the "
+              "embedding rows the next batch's lookup reads, and the rest of the table during the forward, before "
+              "the LM head reads it. This pays where the table's gather outlasts the rest of the update (a slow "
+              "link, many ranks); where the update is the longer (one rank per host, a slow device) the whole "
+              "table gathered during the update costs less, and false does that (bench/README.md). The values "
+              "read are the same either way. CPU devices only, like the rows."));
 
   // checkpoint
   add(text("checkpoint.dir", field(&Config::checkpoint, &CheckpointConfig::dir), "",

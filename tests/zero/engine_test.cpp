@@ -713,6 +713,13 @@ TEST_F(EngineTest, TheNextLookupsRowsGoFirstAndChangeNoBit) {
           const RunResult one_unknown = run(job, *world_, job.B * world_->world_size(), t3);
           EXPECT_EQ(one_unknown.losses, whole.losses) << what << ": rank 1 does not know its next tokens";
           EXPECT_EQ(one_unknown.rows_gathers, 0) << what << ": so no rank gathers rows";
+          job.rank_without_next_tokens = -1;
+          job.options.lookup_rows_first = false;
+          MemoryTracker t5;
+          const RunResult switched_off = run(job, *world_, job.B * world_->world_size(), t5);
+          EXPECT_EQ(switched_off.losses, whole.losses) << what << ": lookup_rows_first false";
+          EXPECT_EQ(switched_off.rows_gathers, 0) << what << ": lookup_rows_first false gathers no rows";
+          job.options.lookup_rows_first = true;
           // A source whose peek shows another batch than the next load hands out is a bug the
           // engine refuses, on every rank alike (no collective is left waiting).
           job.rank_without_next_tokens = -1;
