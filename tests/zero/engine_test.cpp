@@ -719,6 +719,12 @@ TEST_F(EngineTest, TheNextLookupsRowsGoFirstAndChangeNoBit) {
           const RunResult switched_off = run(job, *world_, job.B * world_->world_size(), t5);
           EXPECT_EQ(switched_off.losses, whole.losses) << what << ": lookup_rows_first false";
           EXPECT_EQ(switched_off.rows_gathers, 0) << what << ": lookup_rows_first false gathers no rows";
+          if (stage < 3) {
+            EXPECT_EQ(t5.stats(Space::host, MemCategory::gathered).peak, 0) << what;
+            EXPECT_EQ(plan_memory(*model, job.options, world_->world_size(), job.B, job.T, Device::cpu()).gathered_bound,
+                      0)
+                << what << ": and the plan counts none";
+          }
           job.options.lookup_rows_first = true;
           // A source whose peek shows another batch than the next load hands out is a bug the
           // engine refuses, on every rank alike (no collective is left waiting).
