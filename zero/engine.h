@@ -131,7 +131,7 @@ class ZeroEngine {
   models::BlockParams block_params(std::size_t block, const std::vector<BufferView>& gathered, bool own = true) const;
   // The blocks whose parameters the forward (or the backward) of block b reads.
   std::vector<std::size_t> blocks_read(std::size_t b, bool backward) const;
-  // first_step_reads_rows: stage 3's first step reads the rows gathered for these tokens (first_rows.h).
+  // first_step_reads_rows: the first step reads the rows gathered for these tokens (first_rows.h).
   void forward_backward(models::Activations& acts, bool boundary, bool first_step_reads_rows);
   void forward_pass(models::Activations& acts, bool backward_follows, bool first_step_reads_rows = false);
   // Stages 1-3 with a rows block: gathers every rank's tokens of the next step's first micro batch

@@ -3,17 +3,17 @@
 // The next forward begins with the embedding lookup, which reads one row of the token table per
 // token and the position rows: for GPT-2 124M at 1 x 1024 tokens per rank a few thousand of the
 // table's 51 328 rows, while the whole table (77 MB in bf16, a third of the model) is gathered
-// (stage 3) or all-gathered after its update (stages 1/2) before that forward can start. The LM head, at the forward's end, is the first to read all of
-// it. So when the engine knows the next batch's tokens before the update, every rank learns every
-// rank's tokens (a small all-gather), and right after the table's update the ranks gather only
-// those rows: each rank contributes the elements of the rows that lie in its chunk (packed row by
-// row, padded to the largest rank's count so that the gather is an ordinary all-gather), and the
-// parts are placed at their rows in the block's buffer. The lookup reads exactly the values the
-// whole gather would have given it. The rest of the table follows during the forward, before the
-// head needs it: at stage 3 in pieces (param_gatherer.h), at stages 1/2 as one all-gather right
-// after the lookup, behind the other blocks' all-gathers that the update issued (engine.h). The
-// rows are moved by host code: CPU devices (and the emulated accelerator), like the lookup's
-// gradient rows (lookup_rows.h).
+// (stage 3) or all-gathered after its update (stages 1/2) before that forward can start. The LM
+// head, at the forward's end, is the first to read all of it. So when the engine knows the next
+// batch's tokens before the update, every rank learns every rank's tokens (a small all-gather),
+// and right after the table's update the ranks gather only those rows: each rank contributes the
+// elements of the rows that lie in its chunk (packed row by row, padded to the largest rank's
+// count so that the gather is an ordinary all-gather), and the parts are placed at their rows in
+// the block's buffer. The lookup reads exactly the values the whole gather would have given it.
+// The rest of the table follows during the forward, before the head needs it: at stage 3 in
+// pieces (param_gatherer.h), at stages 1/2 as one all-gather right after the lookup, behind the
+// other blocks' all-gathers that the update issued (engine.h). The rows are moved by host code:
+// CPU devices (and the emulated accelerator), like the lookup's gradient rows (lookup_rows.h).
 #pragma once
 
 #include <cstddef>
