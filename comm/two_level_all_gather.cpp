@@ -39,12 +39,12 @@ TwoLevelAllGather::Issued TwoLevelAllGather::all_gather(BufferView in, std::span
   Issued issued;
   const Work across = across_hosts_->all_gather(in, same_local_index, producer);
   comm_.comm_stream().wait(across.event());
-  issued.parts.emplace_back(" across hosts", across);
+  issued.parts.emplace_back(kAcrossHosts, across);
   // Step 2: host h's chunks, this rank's part being the one step 1 wrote; after step 1.
   for (std::size_t h = 0; h < hosts; ++h) {
     const std::span<const BufferView> host_chunks = chunks.subspan(h * per_host, per_host);
     issued.done = within_host_->all_gather(host_chunks[local], host_chunks, across_hosts_->comm_stream());
-    issued.parts.emplace_back(" within host", issued.done);
+    issued.parts.emplace_back(kWithinHost, issued.done);
   }
   return issued;
 }

@@ -37,7 +37,8 @@ class TwoLevelAllGather {
 
   // The collectives one all-gather issued: `done` completes when every chunk is in place (after
   // all the others); `parts` are all of them with a label for timelines ("" for a flat ring, else
-  // " across hosts" and " within host"), to count their time.
+  // kAcrossHosts and kWithinHost), to count their time.
+  static constexpr std::string_view kAcrossHosts = " across hosts", kWithinHost = " within host";
   struct Issued {
     Work done;
     std::vector<std::pair<std::string_view, Work>> parts;

@@ -36,6 +36,21 @@ bool reads(const std::vector<std::size_t>& blocks, std::size_t block) {
 // Where traced work on a stream starts; records nothing when no timeline is recording.
 Event trace_mark(const trace::Timeline* timeline, Stream& stream) { return timeline ? stream.record() : Event{}; }
 
+// The part of an update in block order done before the table's gather can begin: the blocks before
+// it and its first piece, over the shard's elements (AdamW's time goes by elements).
+double share_before_table(const PartitionPlan& plan, std::size_t table) {
+  const std::vector<std::size_t> pieces = publish_pieces(plan);
+  std::size_t before = 0, all = 0;
+  for (std::size_t b = 0; b < plan.blocks().size(); ++b) {
+    all += plan.block(b).chunk_numel;
+    if (b < table) before += plan.block(b).chunk_numel;
+  }
+  const std::vector<ChunkPiece> table_pieces =
+      chunk_pieces(plan.block(table).chunk_numel, pieces.empty() ? 1 : pieces[table], plan.chunk_alignment());
+  if (!table_pieces.empty()) before += table_pieces.front().count;
+  return all == 0 ? 0.0 : static_cast<double>(before) / static_cast<double>(all);
+}
+
 }  // namespace
 
 ZeroEngine::ZeroEngine(const models::Model& model, models::ComputeContext& ctx, Communicator& comm,
@@ -87,9 +102,11 @@ ZeroEngine::ZeroEngine(const models::Model& model, models::ComputeContext& ctx, 
     log::info("all-gathers in two levels: across {} hosts, then within each host's {} ranks "
               "(comm.two_level_all_gather)",
               all_gather_->hosts(), all_gather_->ranks_per_host());
-  if (rows_block_)
+  if (rows_block_) {
     rows_exchange_ = std::make_unique<LookupRowsExchange>(model, *rows_block_, plan_, micro_batch, seq_len,
                                                           *all_gather_, ctx.stream(), device, dtype, exposed_, tracker);
+    rows_first_choice_.emplace(share_before_table(plan_, *rows_block_));
+  }
   reducer_ = make_reducer();
   if (options.stage == 3 && options.zero_hpz_partition_size > 1) {
     const int size = options.zero_hpz_partition_size;
@@ -109,6 +126,7 @@ ZeroEngine::ZeroEngine(const models::Model& model, models::ComputeContext& ctx, 
                                                 options.stage3_prefetch_bucket_size,
                                                 options.stage3_param_persistence_threshold, exposed_, tracker);
     gatherer_->set_shard(param_shard_.view());
+    if (rows_first_choice_) gatherer_->time_gathers(*rows_block_, &rows_first_choice_->table_gather());
   }
   acts_ = std::make_unique<models::Activations>(model, micro_batch, seq_len, device, dtype, tracker,
                                                 options.recompute_every);
@@ -398,6 +416,7 @@ void ZeroEngine::optimizer_step(double lr, int local_stop_signal, StepStats& sta
                              static_cast<float>(divisor);
     if (gatherer_) gatherer_->invalidate();  // its gathered copies are about to go stale
     first_rows_ = next_forward_rows();
+    const Event update_begin = rows_first_choice_ ? stream.record() : Event{};
     const std::vector<std::size_t> order = plan_update_gathers();
     const std::vector<std::size_t> pieces = options_.stage == 0 ? std::vector<std::size_t>{} : publish_pieces(plan_);
     auto publish = [this](std::size_t block, std::size_t begin, std::size_t count) {
@@ -418,6 +437,7 @@ void ZeroEngine::optimizer_step(double lr, int local_stop_signal, StepStats& sta
                         },
                         pieces, publish, stream, order);
     }
+    if (rows_first_choice_) rows_first_choice_->update_ran(update_begin, stream.record());
   }
   next_tokens_gathered_ = false;  // a skipped step's update gathers nothing for them
   fill_zero(grad_shard_.view(), stream);
@@ -499,6 +519,10 @@ void ZeroEngine::publish_parameters(std::size_t b, std::size_t begin, std::size_
   const TwoLevelAllGather::Issued issued =
       all_gather_->all_gather(chunks[static_cast<std::size_t>(comm_.rank())], chunks, ctx_.stream());
   param_sync_[b] = issued.done;
+  if (rows_first_choice_ && b == rows_block_) {
+    if (begin == 0) rows_first_choice_->table_gather().begin();
+    rows_first_choice_->table_gather().add(issued, begin + count == placement.chunk_numel);
+  }
   const bool whole = count == placement.chunk_numel;
   trace::record_parts(issued,
                       fmt::format("all_gather params {}{}", model_.block(b).name(),
@@ -588,13 +612,13 @@ std::vector<std::size_t> ZeroEngine::plan_update_gathers() {
 }
 
 void ZeroEngine::gather_next_tokens(const PeekNextTokens& peek) {
-  if (!peek || !options_.lookup_rows_first || options_.stage == 0 || !rows_block_ ||
+  if (!peek || options_.lookup_rows_first == LookupRowsFirst::never || options_.stage == 0 || !rows_block_ ||
       !reads(blocks_read(0, false), *rows_block_))
     return;
   const std::size_t positions = acts_->input().numel;
-  if (next_tokens_.empty()) {
-    next_tokens_ = Buffer(ctx_.device(), DType::i32, positions, MemCategory::gathered, tracker_);
-    all_next_tokens_ = Buffer(ctx_.device(), DType::i32, positions * static_cast<std::size_t>(comm_.world_size()),
+  if (next_tokens_.empty()) {  // each rank's tokens and its vote (rows_first_choice.h)
+    next_tokens_ = Buffer(ctx_.device(), DType::i32, positions + 1, MemCategory::gathered, tracker_);
+    all_next_tokens_ = Buffer(ctx_.device(), DType::i32, (positions + 1) * static_cast<std::size_t>(comm_.world_size()),
                               MemCategory::gathered, tracker_);
   }
   next_tokens_work_.wait();  // the last step's gather read the buffer
@@ -605,6 +629,8 @@ void ZeroEngine::gather_next_tokens(const PeekNextTokens& peek) {
   } else {
     std::fill_n(mine, positions, -1);
   }
+  mine[positions] =
+      options_.lookup_rows_first == LookupRowsFirst::automatic ? rows_first_choice_->vote() : kVoteRows;
   const TwoLevelAllGather::Issued issued = all_gather_->all_gather(next_tokens_.view(), all_next_tokens_.view(),
                                                                    ctx_.stream());
   next_tokens_work_ = issued.done;
@@ -627,7 +653,23 @@ std::optional<RowsRead> ZeroEngine::next_forward_rows() {
   });
   const std::size_t block = *rows_block_;
   const models::LookupRows lookup = *model_.block(block).lookup_rows();
-  const std::span<const std::int32_t> tokens(all_next_tokens_.data_as<std::int32_t>(), all_next_tokens_.numel());
+  // Every rank's tokens, each followed by its vote.
+  const std::size_t positions = next_tokens_.numel() - 1;
+  const std::int32_t* gathered = all_next_tokens_.data_as<std::int32_t>();
+  std::vector<std::int32_t> tokens, votes;
+  for (int r = 0; r < comm_.world_size(); ++r, gathered += positions + 1) {
+    tokens.insert(tokens.end(), gathered, gathered + positions);
+    votes.push_back(gathered[positions]);
+  }
+  if (options_.lookup_rows_first == LookupRowsFirst::automatic) {
+    if (rows_first_choice_->decide(votes) && comm_.rank() == 0)
+      log::info("zero_optimization.lookup_rows_first auto: from update {}, {} (rank 0: {})", optimizer_steps_,
+                rows_first_choice_->whole_table()
+                    ? "the whole table is gathered during the update: every rank's gather of it ends in time"
+                    : "the next lookup's rows are gathered first: a rank's gather of the whole table ends too late",
+                rows_first_choice_->measured());
+    if (rows_first_choice_->whole_table()) return std::nullopt;
+  }
   // A rank that does not know its next tokens sent -1s; a token outside the table is the next
   // load's error to report. Either way every rank gathers the whole table.
   const std::size_t table = token_rows(lookup, plan_.block(block).numel);

@@ -20,7 +20,8 @@
 // gathers run while the optimizer still updates the later blocks, and the next forward waits for a
 // block's gather only when it reaches that block. Where the engine knows the next batch's tokens
 // and the tied embedding's gradient goes as rows, the table goes out first as only the rows the
-// lookup reads, and whole during the forward (zero/first_rows.h).
+// lookup reads, and whole during the forward (zero/first_rows.h), where the ranks' measured
+// update and table gather times say that pays (zero/rows_first_choice.h).
 //
 // The parts: GradientReducer (buckets and their reductions during backward), ParamGatherer
 // (stage 3 gathers and prefetch), StepStatistics (the one all-reduce before the update),
@@ -49,6 +50,7 @@
 #include "zero/gradient_reducer.h"
 #include "zero/lookup_rows.h"
 #include "zero/param_gatherer.h"
+#include "zero/rows_first_choice.h"
 #include "zero/partition.h"
 #include "zero/shard_optimizer.h"
 #include "zero/step_statistics.h"
@@ -135,10 +137,12 @@ class ZeroEngine {
   void forward_backward(models::Activations& acts, bool boundary, bool first_step_reads_rows);
   void forward_pass(models::Activations& acts, bool backward_follows, bool first_step_reads_rows = false);
   // Stages 1-3 with a rows block: gathers every rank's tokens of the next step's first micro batch
-  // (-1s from a rank that does not know its own, so that every rank decides alike).
+  // (-1s from a rank that does not know its own, so that every rank decides alike), each followed
+  // by the rank's vote on the update's table (rows_first_choice.h).
   void gather_next_tokens(const PeekNextTokens& peek);
-  // The rows the next forward's lookup reads, where every rank's next tokens are known and the
-  // rows are few enough (kFirstRowsMaxShareDivisor); nullopt otherwise. Waits for the tokens.
+  // The rows the next forward's lookup reads, where every rank's next tokens are known, the rows
+  // are few enough (kFirstRowsMaxShareDivisor) and the votes do not choose the whole table;
+  // nullopt otherwise. Waits for the tokens.
   std::optional<RowsRead> next_forward_rows();
   // The parameters or the batches' position change outside a step: what was gathered for the
   // next tokens no longer applies (the gatherer drops the rows themselves when invalidated).
@@ -224,6 +228,8 @@ class ZeroEngine {
   std::size_t rows_parts_numel_ = 0;  // the rows' gather, all ranks' parts
   // Stages 1/2: the rows' gather, until the table's own all-gather follows it (publish_table_after_rows).
   std::optional<RowsGather> table_rows_;
+  // With a rows block: the measurements and votes of lookup_rows_first: auto.
+  std::optional<RowsFirstChoice> rows_first_choice_;
   std::vector<std::size_t> gathered_while_updating_;  // plan_update_gathers
   bool choose_bucket_size_after_step_ = false;  // reduce_bucket_size: auto, before the first step's end
   Event backward_begin_, backward_end_;         // the last micro-batch's backward, while choosing

@@ -40,6 +40,10 @@ enum class CommDataType { fp32, bf16, fp16, compute };
 // automatic picks rows where they are fewer bytes (on CPU devices).
 enum class EmbeddingGradient { automatic, rows, dense };
 
+// Whether an update gathers the next lookup's rows first (first_rows.h): where the ranks' latest
+// update and table gather say it pays (rows_first_choice.h), always, or never.
+enum class LookupRowsFirst { automatic, always, never };
+
 // The zero_optimization section: these are the keys' defaults.
 struct ZeroConfig {
   int stage = 0;                                    // 0, 1, 2 or 3
@@ -60,8 +64,8 @@ struct ZeroConfig {
   EmbeddingGradient embedding_gradient = EmbeddingGradient::automatic;
   // Stages 1-3 with the embedding's gradient as rows, where the trainer knows the next batch: the
   // update gathers the rows the next lookup reads first and the table during the forward
-  // (first_rows.h); false: the whole table before the forward, as without the next tokens.
-  bool lookup_rows_first = true;
+  // (first_rows.h); never: the whole table before the forward, as without the next tokens.
+  LookupRowsFirst lookup_rows_first = LookupRowsFirst::automatic;
   bool operator==(const ZeroConfig&) const = default;
 };
 

@@ -30,7 +30,9 @@ std::size_t RowsRead::elements_in(std::size_t lo, std::size_t hi) const {
 std::size_t first_rows_buffer_bytes(std::size_t padded_numel, std::size_t element_size, int ranks, int B, int T) {
   const std::size_t parts = padded_numel / kFirstRowsMaxShareDivisor;
   const std::size_t own = parts / static_cast<std::size_t>(ranks);
-  const std::size_t tokens = static_cast<std::size_t>(ranks + 1) * static_cast<std::size_t>(B) * static_cast<std::size_t>(T);
+  // Each rank's tokens and its vote (rows_first_choice.h).
+  const std::size_t tokens =
+      static_cast<std::size_t>(ranks + 1) * (static_cast<std::size_t>(B) * static_cast<std::size_t>(T) + 1);
   return (parts + own) * element_size + tokens * sizeof(std::int32_t);
 }
 

@@ -12,8 +12,10 @@
 // the block's buffer. The lookup reads exactly the values the whole gather would have given it.
 // The rest of the table follows during the forward, before the head needs it: at stage 3 in
 // pieces (param_gatherer.h), at stages 1/2 as one all-gather right after the lookup, behind the
-// other blocks' all-gathers that the update issued (engine.h). The rows are moved by host code:
-// CPU devices (and the emulated accelerator), like the lookup's gradient rows (lookup_rows.h).
+// other blocks' all-gathers that the update issued (engine.h). Where the whole table's gather
+// would end within the update anyway, the rows only add bytes: rows_first_choice.h chooses. The
+// rows are moved by host code: CPU devices (and the emulated accelerator), like the lookup's
+// gradient rows (lookup_rows.h).
 #pragma once
 
 #include <cstddef>
@@ -33,8 +35,8 @@ namespace zt {
 inline constexpr std::size_t kFirstRowsMaxShareDivisor = 4;
 
 // The most bytes the rows' gather of a block of padded_numel elements takes on a rank (its packed
-// part and every rank's, at most the share above) with the tokens' gather (every rank's B x T,
-// as i32), in elements of element_size bytes, over `ranks` ranks.
+// part and every rank's, at most the share above) with the tokens' gather (every rank's B x T
+// and its vote, as i32), in elements of element_size bytes, over `ranks` ranks.
 std::size_t first_rows_buffer_bytes(std::size_t padded_numel, std::size_t element_size, int ranks, int B, int T);
 
 // Where the rows a lookup of some tokens reads lie in its block: the element offsets of their

@@ -104,7 +104,7 @@ MemoryPlan plan_memory(const models::Model& model, const ZeroOptions& options, i
     m.params += c * static_cast<std::int64_t>(group_slices);
   }
   // The update's gather of the next lookup's rows, where the next tokens are known (first_rows.h).
-  if (options.stage > 0 && options.lookup_rows_first)
+  if (options.stage > 0 && options.lookup_rows_first != LookupRowsFirst::never)
     if (const auto rows = rows_exchanged_block(model, options, world_size, micro_batch, seq_len, device))
       m.gathered_bound += static_cast<std::int64_t>(first_rows_buffer_bytes(
           plan.block(*rows).padded_numel, static_cast<std::size_t>(c), world_size, micro_batch, seq_len));

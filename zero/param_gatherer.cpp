@@ -71,9 +71,10 @@ void ParamGatherer::launch(std::size_t block) {
       timeline_->add_collective(fmt::format("all_gather block {} in group", block), g.work,
                                 {{"block", block}, {"group", true}});
   } else {
-    g.work = note(gather_.all_gather(shard_.slice(placement.shard_offset, placement.chunk_numel), g.buffer.view(),
-                                     compute_),
-                  fmt::format("all_gather block {}", block), block);
+    const TwoLevelAllGather::Issued issued =
+        gather_.all_gather(shard_.slice(placement.shard_offset, placement.chunk_numel), g.buffer.view(), compute_);
+    time_gather(block, 0, placement.chunk_numel, issued);
+    g.work = note(issued, fmt::format("all_gather block {}", block), block);
   }
   gathered_.emplace(block, std::move(g));
 }
@@ -86,9 +87,18 @@ Work ParamGatherer::note(const TwoLevelAllGather::Issued& issued, const std::str
 void ParamGatherer::launch_piece(std::size_t block, Gathered& g, std::size_t begin, std::size_t count) {
   const BlockPlacement& placement = plan_.block(block);
   const int ranks = gather_.communicator().world_size();
-  g.work = note(gather_.all_gather(shard_.slice(placement.shard_offset + begin, count),
-                                   chunk_parts(g.buffer.view(), placement.chunk_numel, ranks, begin, count), compute_),
-                fmt::format("all_gather block {} [{}, {})", block, begin, begin + count), block);
+  const TwoLevelAllGather::Issued issued =
+      gather_.all_gather(shard_.slice(placement.shard_offset + begin, count),
+                         chunk_parts(g.buffer.view(), placement.chunk_numel, ranks, begin, count), compute_);
+  time_gather(block, begin, count, issued);
+  g.work = note(issued, fmt::format("all_gather block {} [{}, {})", block, begin, begin + count), block);
+}
+
+void ParamGatherer::time_gather(std::size_t block, std::size_t begin, std::size_t count,
+                                const TwoLevelAllGather::Issued& issued) {
+  if (!gather_time_ || block != timed_block_) return;
+  if (begin == 0) gather_time_->begin();
+  gather_time_->add(issued, begin + count == plan_.block(block).chunk_numel);
 }
 
 void ParamGatherer::prefetch(std::size_t block, std::size_t begin, std::size_t count) {

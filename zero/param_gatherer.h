@@ -42,6 +42,7 @@
 #include "core/buffer.h"
 #include "zero/exposed_time.h"
 #include "zero/first_rows.h"
+#include "zero/gather_time.h"
 #include "zero/partition.h"
 #include "zero/shard_optimizer.h"
 #include "zero/timeline.h"
@@ -90,6 +91,11 @@ class ParamGatherer {
   void end_pass();
   // The shard changed (an optimizer step): persistent blocks must be gathered again.
   void invalidate();
+  // Times every whole gather of `block` over all ranks into time (not those within the group).
+  void time_gathers(std::size_t block, GatherTime* time) {
+    timed_block_ = block;
+    gather_time_ = time;
+  }
   // Collectives completed this pass, for the comm time report.
   std::vector<Work> take_completed_works();
   // Gathers and the waits for them go to timeline from now on; null stops recording.
@@ -131,6 +137,9 @@ class ParamGatherer {
   // Records the collectives of an all-gather over all ranks (works_, the timeline) and returns the
   // one that completes it.
   Work note(const TwoLevelAllGather::Issued& issued, const std::string& name, std::size_t block);
+  // A gather of elements [begin, begin + count) of block's chunks over all ranks: timed
+  // (time_gathers).
+  void time_gather(std::size_t block, std::size_t begin, std::size_t count, const TwoLevelAllGather::Issued& issued);
 
   const PartitionPlan& plan_;
   TwoLevelAllGather& gather_;
@@ -152,6 +161,8 @@ class ParamGatherer {
   std::vector<std::size_t> held_;  // in use now, and prefetched for a later step's read: leave keeps them
   std::map<std::size_t, Gathered> gathered_;
   std::vector<Work> works_;
+  std::size_t timed_block_ = 0;
+  GatherTime* gather_time_ = nullptr;
   trace::Timeline* timeline_ = nullptr;
 };
 

@@ -454,14 +454,18 @@ std::vector<ConfigKey> make_keys() {
              "not the table. `auto`: rows where they are fewer bytes than the table's reduction. Rows are added by host "
              "code: CPU devices only for now (`auto` is dense on a GPU). The sums are ordered differently, so "
              "losses differ from dense in the last bits; overlap_comm on and off stay bitwise identical."));
-  add(boolean("zero_optimization.lookup_rows_first",
-              field(&Config::zero_optimization, &ZeroConfig::lookup_rows_first), zero.lookup_rows_first,
-              "Stages 1-3 with the embedding's gradient as rows: after the update the ranks first gather only the "
-              "embedding rows the next batch's lookup reads, and the rest of the table during the forward, before "
-              "the LM head reads it. This pays where the table's gather outlasts the rest of the update (a slow "
-              "link, many ranks); where the update is the longer (one rank per host, a slow device) the whole "
-              "table gathered during the update costs less, and false does that (bench/README.md). The values "
-              "read are the same either way. CPU devices only, like the rows."));
+  add(choice("zero_optimization.lookup_rows_first",
+             field(&Config::zero_optimization, &ZeroConfig::lookup_rows_first), zero.lookup_rows_first,
+             {{"auto", LookupRowsFirst::automatic}, {"true", LookupRowsFirst::always}, {"false", LookupRowsFirst::never}},
+             "Stages 1-3 with the embedding's gradient as rows: whether the update first gathers only the embedding "
+             "rows the next batch's lookup reads, and the rest of the table during the forward, before the LM head "
+             "reads it. That pays where the table's gather outlasts the rest of the update (a slow link, many "
+             "ranks): the forward starts at once. Where the update is the longer (one rank per host, a slow "
+             "device), the whole table gathered during the update is ready before the forward, and the rows would "
+             "only add their bytes. `auto`: every rank measures its last update and the table's last gather, and "
+             "all gather the whole table where every rank's gather ends within its update, the rows otherwise (the "
+             "log says when the choice changes). `true`: the rows always; `false`: never. The values read are the "
+             "same either way. CPU devices only, like the rows."));
 
   // checkpoint
   add(text("checkpoint.dir", field(&Config::checkpoint, &CheckpointConfig::dir), "",

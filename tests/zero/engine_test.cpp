@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "comm/make_communicator.h"
+#include "models/compute_context.h"
 #include "models/gpt2.h"
 #include "models/llama.h"
 #include "models/mlp.h"
@@ -60,6 +61,7 @@ struct Job {
   int eval_every = 0;
   int rank_without_next_tokens = -1;  // this rank's peek knows nothing
   int peek_offset = 1;                // the peek shows step + this (1: the truth)
+  std::optional<models::DeviceRates> emulated;  // this rank's emulated accelerator, instead of the CPU
 };
 
 std::unique_ptr<models::Model> make_model(ModelKind kind) {
@@ -90,6 +92,8 @@ ZeroOptions base_options(int stage, bool overlap) {
   // order (ranks vs rows), not the engine.
   o.adamw = AdamWOptions{.lr = 1e-2f, .betas = {0.9f, 0.95f}, .eps = 1e-6f, .weight_decay = 0.1f};
   o.gradient_clipping = 1.0;
+  // The rows first at every update, where the tests expect them; auto's choice is tested by itself.
+  o.lookup_rows_first = LookupRowsFirst::always;
   return o;
 }
 
@@ -178,7 +182,8 @@ struct RunResult {
 RunResult run(const Job& job, Communicator& comm, int global_rows, MemoryTracker& tracker,
               GlobalBatches* batches_override = nullptr) {
   auto model = make_model(job.kind);
-  auto ctx = models::ComputeContext::cpu(1, job.options.compute_dtype);
+  auto ctx = job.emulated ? models::ComputeContext::emulated(*job.emulated, job.options.compute_dtype)
+                          : models::ComputeContext::cpu(1, job.options.compute_dtype);
   ZeroEngine engine(*model, *ctx, comm, job.options, job.B, job.T, tracker);
   engine.init_parameters(7);
   GlobalBatches own(job.kind, *model, global_rows, job.T);
@@ -714,7 +719,7 @@ TEST_F(EngineTest, TheNextLookupsRowsGoFirstAndChangeNoBit) {
           EXPECT_EQ(one_unknown.losses, whole.losses) << what << ": rank 1 does not know its next tokens";
           EXPECT_EQ(one_unknown.rows_gathers, 0) << what << ": so no rank gathers rows";
           job.rank_without_next_tokens = -1;
-          job.options.lookup_rows_first = false;
+          job.options.lookup_rows_first = LookupRowsFirst::never;
           MemoryTracker t5;
           const RunResult switched_off = run(job, *world_, job.B * world_->world_size(), t5);
           EXPECT_EQ(switched_off.losses, whole.losses) << what << ": lookup_rows_first false";
@@ -725,7 +730,15 @@ TEST_F(EngineTest, TheNextLookupsRowsGoFirstAndChangeNoBit) {
                       0)
                 << what << ": and the plan counts none";
           }
-          job.options.lookup_rows_first = true;
+          // auto: whichever way the ranks' times choose at each update, the bits are the same.
+          job.options.lookup_rows_first = LookupRowsFirst::automatic;
+          MemoryTracker t6;
+          const RunResult chosen = run(job, *world_, job.B * world_->world_size(), t6);
+          EXPECT_EQ(chosen.losses, whole.losses) << what << ": lookup_rows_first auto";
+          EXPECT_EQ(chosen.eval_losses, whole.eval_losses) << what << ": lookup_rows_first auto";
+          EXPECT_EQ(std::memcmp(chosen.params.data(), whole.params.data(), whole.params.size() * sizeof(float)), 0)
+              << what << ": lookup_rows_first auto";
+          job.options.lookup_rows_first = LookupRowsFirst::always;
           // A source whose peek shows another batch than the next load hands out is a bug the
           // engine refuses, on every rank alike (no collective is left waiting).
           job.rank_without_next_tokens = -1;
@@ -757,6 +770,43 @@ TEST_F(EngineTest, TheNextLookupsRowsGoFirstAndChangeNoBit) {
     EXPECT_EQ(rows_first.losses, whole.losses) << "stage " << stage;
     EXPECT_EQ(std::memcmp(rows_first.params.data(), whole.params.data(), whole.params.size() * sizeof(float)), 0)
         << "stage " << stage;
+  }
+}
+
+// lookup_rows_first: auto on the emulated accelerator, whose update takes the time its memory rate
+// gives it. Where every rank's update outlasts the table's gather, the updates gather the whole
+// table and no rows once both are measured. Where one rank votes for the rows, every rank keeps
+// to them: ranks that chose alone would issue different collectives.
+TEST_F(EngineTest, LookupRowsFirstAutoGathersTheWholeTableWhereItsGatherEndsWithinTheUpdate) {
+  if (world_->world_size() < 2) GTEST_SKIP() << "one rank exchanges no rows";
+  auto model = make_model(ModelKind::gpt2_wide_vocab);
+  for (int stage : {1, 2, 3}) {
+    Job job;
+    job.kind = ModelKind::gpt2_wide_vocab;
+    job.T = 8;
+    job.steps = 6;
+    job.options = base_options(stage, true);
+    job.options.gradient_accumulation_steps = 1;
+    job.options.embedding_gradient = EmbeddingGradient::rows;
+    job.options.lookup_rows_first = LookupRowsFirst::automatic;
+    job.peek_next_tokens = true;
+    const PartitionPlan plan = make_partition_plan(*model, job.options, world_->world_size());
+    // A memory rate at which the update of this rank's shard takes 100 ms: the gather of a table of
+    // 8 000 elements between processes on one machine takes a small part of that.
+    const double update_s = 0.1;
+    const double slow = static_cast<double>(plan.shard_numel()) * 32.0 / update_s;
+    job.emulated = models::DeviceRates{.flops_per_s = 1e12, .bytes_per_s = slow};
+    MemoryTracker t1;
+    const RunResult all_slow = run(job, *world_, job.B * world_->world_size(), t1);
+    // Unmeasured, a rank votes for the rows: the first update (no update measured yet) and, at
+    // stages 1/2, the second (the table is first gathered whole after the first update's rows).
+    EXPECT_EQ(all_slow.rows_gathers, stage < 3 ? 2 : 1) << "stage " << stage << ": then no more rows";
+    // Rank 0 votes for the rows at every update (with lookup_rows_first true it always does), the
+    // others for the whole table.
+    if (world_->rank() == 0) job.options.lookup_rows_first = LookupRowsFirst::always;
+    MemoryTracker t2;
+    const RunResult one_for_rows = run(job, *world_, job.B * world_->world_size(), t2);
+    EXPECT_EQ(one_for_rows.rows_gathers, job.steps) << "stage " << stage << ": every rank keeps the rows";
   }
 }
 

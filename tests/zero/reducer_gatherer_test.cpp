@@ -20,6 +20,7 @@
 #include "zero/gradient_reducer.h"
 #include "zero/param_gatherer.h"
 #include "zero/partition.h"
+#include "zero/rows_first_choice.h"
 
 namespace zt {
 namespace {
@@ -403,6 +404,80 @@ TEST_F(ReducerGathererTest, ExposedTimeMeasuresOnlyWaitsThatCanStall) {
   EXPECT_EQ(exposed.measured_waits(), 1u);
   EXPECT_GT(exposed.take_ms(), 50.0);
   producer.synchronize();
+}
+
+// A block's gather time counts once its last piece is issued and every piece has completed: the
+// pieces' durations summed (a flat ring's, one part each). A gather begun anew keeps the last whole
+// one's time until it is whole itself.
+TEST_F(ReducerGathererTest, GatherTimeCountsAWholeGatherOnceEveryPieceCompleted) {
+  TwoLevelAllGather gather(*world_, 0);
+  const std::size_t n = 4096;
+  const std::size_t ranks = static_cast<std::size_t>(world_->world_size());
+  Buffer in(Device::cpu(), DType::f32, n, MemCategory::gathered), out(Device::cpu(), DType::f32, n * ranks, MemCategory::gathered);
+  auto issue = [&] { return gather.all_gather(in.view(), out.view(), compute_); };
+  GatherTime time;
+  EXPECT_FALSE(time.latest_ms());
+  time.begin();
+  const TwoLevelAllGather::Issued first = issue();
+  time.add(first, false);
+  first.done.wait();
+  EXPECT_FALSE(time.latest_ms()) << "one piece is not the whole gather";
+  const TwoLevelAllGather::Issued second = issue();
+  time.add(second, true);
+  second.done.wait();
+  const std::optional<double> whole = time.latest_ms();
+  ASSERT_TRUE(whole);
+  ASSERT_EQ(first.parts.size(), 1u);
+  EXPECT_DOUBLE_EQ(*whole, first.parts[0].second.duration_ms() + second.parts[0].second.duration_ms());
+  time.begin();
+  const TwoLevelAllGather::Issued third = issue();
+  time.add(third, false);
+  third.done.wait();
+  EXPECT_EQ(time.latest_ms(), whole) << "the next gather is not whole yet";
+}
+
+// lookup_rows_first: auto on a rank: no vote before both times are measured; then the whole table
+// where its gather, begun after the update's share before it, ends within the update (with a
+// tenth to spare for a new choice); the ranks' votes decide alike.
+TEST_F(ReducerGathererTest, RowsFirstChoiceVotesFromTheMeasuredUpdateAndGather) {
+  TwoLevelAllGather gather(*world_, 0);
+  const std::size_t ranks = static_cast<std::size_t>(world_->world_size());
+  Buffer in(Device::cpu(), DType::f32, 64, MemCategory::gathered), out(Device::cpu(), DType::f32, 64 * ranks, MemCategory::gathered);
+  auto measured = [&](double share_before_table, bool measure_gather) {
+    RowsFirstChoice choice(share_before_table);
+    const Event begin = compute_.record();
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the update
+    choice.update_ran(begin, compute_.record());
+    if (measure_gather) {
+      choice.table_gather().begin();
+      const TwoLevelAllGather::Issued issued = gather.all_gather(in.view(), out.view(), compute_);
+      choice.table_gather().add(issued, true);
+      issued.done.wait();
+    }
+    return choice;
+  };
+  RowsFirstChoice unmeasured = measured(0.3, false);
+  EXPECT_EQ(unmeasured.vote(), kVoteUnknown) << "the table's gather is not measured yet";
+  // A 64-element all-gather takes far less than the 200 ms update's remaining 60%.
+  RowsFirstChoice early = measured(0.3, true);
+  EXPECT_EQ(early.vote(), kVoteWholeTable) << early.measured();
+  RowsFirstChoice late = measured(0.95, true);
+  EXPECT_EQ(late.vote(), kVoteRows) << late.measured();
+
+  const std::vector<std::int32_t> all_whole(3, kVoteWholeTable);
+  EXPECT_TRUE(early.decide(all_whole));
+  EXPECT_TRUE(early.whole_table());
+  EXPECT_FALSE(early.decide(all_whole)) << "no change";
+  EXPECT_TRUE(early.decide(std::vector<std::int32_t>{kVoteWholeTable, kVoteRows, kVoteWholeTable}));
+  EXPECT_FALSE(early.whole_table()) << "one rank's gather ends too late";
+  EXPECT_FALSE(early.decide(std::vector<std::int32_t>{kVoteWholeTable, kVoteUnknown}));
+  EXPECT_FALSE(early.whole_table()) << "one rank has not measured";
+  // The first choice that every rank measured for is reported, though the rows are kept.
+  RowsFirstChoice kept(0.3);
+  EXPECT_FALSE(kept.decide(std::vector<std::int32_t>{kVoteUnknown, kVoteRows}));
+  EXPECT_TRUE(kept.decide(std::vector<std::int32_t>{kVoteRows, kVoteRows}));
+  EXPECT_FALSE(kept.whole_table());
+  EXPECT_FALSE(kept.decide(std::vector<std::int32_t>{kVoteRows, kVoteRows}));
 }
 
 }  // namespace

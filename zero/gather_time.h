@@ -1,0 +1,35 @@
+// How long a block's latest whole gather takes when nothing else holds it up: the summed durations
+// of its collectives that cross the slowest link (a flat ring's, or in two levels those across
+// hosts: the steps within a host overlap the next piece's and take a faster link; only the last
+// piece's, which ends the gather, count), once every one of them has completed. A block gathered
+// in pieces counts all of them, so the time is the link's, not the span between the first piece's
+// start and the last one's end, which waits for the update or for other blocks' gathers between
+// the pieces.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "comm/two_level_all_gather.h"
+#include "comm/work.h"
+
+namespace zt {
+
+class GatherTime {
+ public:
+  // A new whole gather of the block begins (its first piece). An earlier one still running is
+  // forgotten: its time would be mixed with this one's.
+  void begin();
+  // A piece of the gather that begin() started (or the whole of it); `last`: the gather is whole
+  // with it (pieces of one gather are issued over a pass, the last of them maybe much later).
+  void add(const TwoLevelAllGather::Issued& issued, bool last);
+  // The time of the latest gather whose collectives have all completed; nullopt before one has.
+  std::optional<double> latest_ms();
+
+ private:
+  std::vector<Work> running_;
+  bool whole_ = false;  // running_ holds every piece
+  std::optional<double> latest_ms_;
+};
+
+}  // namespace zt
