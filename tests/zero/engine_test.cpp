@@ -671,6 +671,18 @@ TEST_F(EngineTest, StageThreeKeepsTheTiedEmbeddingThroughTheForwardAndThePlanCou
   EXPECT_GE(told.stats(Space::host, MemCategory::gathered).peak, table_and_layer);
 }
 
+// The tests of the next lookup's rows: GPT-2 with a 1000-row table, 8 tokens a sequence, the
+// table's gradient as rows.
+Job rows_job(int stage, bool overlap, int steps) {
+  Job job;
+  job.kind = ModelKind::gpt2_wide_vocab;
+  job.T = 8;
+  job.steps = steps;
+  job.options = base_options(stage, overlap);
+  job.options.embedding_gradient = EmbeddingGradient::rows;
+  return job;
+}
+
 // Stages 1-3 told the next step's first tokens (zero/first_rows.h): the update gathers only the
 // rows the next lookup reads, and the rest of the table while the forward runs, before the LM head
 // reads it (stage 3 in pieces, stages 1/2 whole once the lookup is done). The lookup reads the same
@@ -687,14 +699,9 @@ TEST_F(EngineTest, TheNextLookupsRowsGoFirstAndChangeNoBit) {
           if (hpz > 1 && (stage < 3 || world_->world_size() % hpz != 0)) continue;
           const std::string what = "stage " + std::to_string(stage) + " " + std::string(dtype_name(dtype)) +
                                    (overlap ? " overlap" : " no overlap") + " hpz " + std::to_string(hpz);
-          Job job;
-          job.kind = ModelKind::gpt2_wide_vocab;
-          job.T = 8;
-          job.steps = 7;
+          Job job = rows_job(stage, overlap, 7);
           job.eval_every = 3;
-          job.options = base_options(stage, overlap);
           job.options.compute_dtype = job.options.comm_dtype = dtype;
-          job.options.embedding_gradient = EmbeddingGradient::rows;
           job.options.zero_hpz_partition_size = hpz;
           MemoryTracker t1, t2;
           const RunResult whole = run(job, *world_, job.B * world_->world_size(), t1);
@@ -749,13 +756,8 @@ TEST_F(EngineTest, TheNextLookupsRowsGoFirstAndChangeNoBit) {
   // fp16 with a first loss scale that overflows: the skipped steps' updates gather nothing, the
   // step after one gathers the whole table, and the run is still bitwise the one without tokens.
   for (int stage : {1, 2, 3}) {
-    Job job;
-    job.kind = ModelKind::gpt2_wide_vocab;
-    job.T = 8;
-    job.steps = 7;
-    job.options = base_options(stage, true);
+    Job job = rows_job(stage, true, 7);
     job.options.compute_dtype = job.options.comm_dtype = DType::f16;
-    job.options.embedding_gradient = EmbeddingGradient::rows;
     job.options.loss_scaling = true;
     job.options.loss_scaler = LossScalerOptions{0.0, 20, 1000, 1, 1.0};
     MemoryTracker t1, t2;
@@ -781,13 +783,8 @@ TEST_F(EngineTest, LookupRowsFirstAutoGathersTheWholeTableWhereItsGatherEndsWith
   if (world_->world_size() < 2) GTEST_SKIP() << "one rank exchanges no rows";
   auto model = make_model(ModelKind::gpt2_wide_vocab);
   for (int stage : {1, 2, 3}) {
-    Job job;
-    job.kind = ModelKind::gpt2_wide_vocab;
-    job.T = 8;
-    job.steps = 6;
-    job.options = base_options(stage, true);
+    Job job = rows_job(stage, true, 6);
     job.options.gradient_accumulation_steps = 1;
-    job.options.embedding_gradient = EmbeddingGradient::rows;
     job.options.lookup_rows_first = LookupRowsFirst::automatic;
     job.peek_next_tokens = true;
     const PartitionPlan plan = make_partition_plan(*model, job.options, world_->world_size());
