@@ -105,7 +105,7 @@ ZeroEngine::ZeroEngine(const models::Model& model, models::ComputeContext& ctx, 
   if (rows_block_) {
     rows_exchange_ = std::make_unique<LookupRowsExchange>(model, *rows_block_, plan_, micro_batch, seq_len,
                                                           *all_gather_, ctx.stream(), device, dtype, exposed_, tracker);
-    rows_first_choice_.emplace(share_before_table(plan_, *rows_block_));
+    rows_first_choice_.emplace();
   }
   reducer_ = make_reducer();
   if (options.stage == 3 && options.zero_hpz_partition_size > 1) {
@@ -629,8 +629,10 @@ void ZeroEngine::gather_next_tokens(const PeekNextTokens& peek) {
   } else {
     std::fill_n(mine, positions, -1);
   }
-  mine[positions] =
-      options_.lookup_rows_first == LookupRowsFirst::automatic ? rows_first_choice_->vote() : kVoteRows;
+  // The plan's pieces may change after the first step (reduce_bucket_size: auto).
+  mine[positions] = options_.lookup_rows_first == LookupRowsFirst::automatic
+                        ? rows_first_choice_->vote(share_before_table(plan_, *rows_block_))
+                        : kVoteRows;
   const TwoLevelAllGather::Issued issued = all_gather_->all_gather(next_tokens_.view(), all_next_tokens_.view(),
                                                                    ctx_.stream());
   next_tokens_work_ = issued.done;

@@ -1,10 +1,11 @@
-// How long a block's latest whole gather takes when nothing else holds it up: the summed durations
-// of its collectives that cross the slowest link (a flat ring's, or in two levels those across
-// hosts: the steps within a host overlap the next piece's and take a faster link; only the last
-// piece's, which ends the gather, count), once every one of them has completed. A block gathered
-// in pieces counts all of them, so the time is the link's, not the span between the first piece's
-// start and the last one's end, which waits for the update or for other blocks' gathers between
-// the pieces.
+// How long a block's latest whole gather took on the link: the summed durations of its
+// collectives that cross the slowest link (a flat ring's, or in two levels those across hosts: the
+// steps within a host overlap the next piece's and take a faster link; only the last piece's,
+// which ends the gather, counts), once every one of them has completed. A block gathered in pieces
+// counts all of them, and not the time between them (other blocks' gathers, or the update of the
+// next piece). A collective's duration runs from this rank's start, so each piece also counts the
+// time this rank waited for the last rank to issue it: a gather of many pieces on ranks out of
+// step reads longer than its bytes take.
 #pragma once
 
 #include <optional>

@@ -15,14 +15,13 @@ bool every_rank_votes_whole_table(std::span<const std::int32_t> votes) {
   return !votes.empty() && std::all_of(votes.begin(), votes.end(), [](std::int32_t v) { return v == kVoteWholeTable; });
 }
 
-RowsFirstChoice::RowsFirstChoice(double share_before_table) : share_before_table_(share_before_table) {}
-
 void RowsFirstChoice::update_ran(Event begin, Event end) {
   update_begin_ = std::move(begin);
   update_end_ = std::move(end);
 }
 
-std::int32_t RowsFirstChoice::vote() {
+std::int32_t RowsFirstChoice::vote(double share_before_table) {
+  share_before_table_ = share_before_table;
   // A device may still run the last update: its time counts once it has completed.
   if (update_end_.state() && update_end_.query()) {
     update_ms_ = update_end_.elapsed_ms_since(update_begin_);

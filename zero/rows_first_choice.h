@@ -40,16 +40,14 @@ bool every_rank_votes_whole_table(std::span<const std::int32_t> votes);
 
 class RowsFirstChoice {
  public:
-  // share_before_table: the part of the update done before the table's gather can begin without
-  // rows (the shard's elements updated up to the table's first piece, over all of them).
-  explicit RowsFirstChoice(double share_before_table);
-
   // The table's whole gathers (every one, rows first or not: the same bytes over the same link).
   GatherTime& table_gather() { return table_gather_; }
   // The update's first and last work on the compute stream (read once they have completed).
   void update_ran(Event begin, Event end);
-  // This rank's vote from its latest measurements.
-  std::int32_t vote();
+  // This rank's vote from its latest measurements. share_before_table: the part of the update
+  // done before the table's gather can begin without rows (the shard's elements updated up to the
+  // table's first piece, over all of them).
+  std::int32_t vote(double share_before_table);
   // Every rank's votes, the same on every rank: makes the choice and returns whether it changed
   // or is the first that every rank measured for.
   bool decide(std::span<const std::int32_t> votes);
@@ -58,7 +56,7 @@ class RowsFirstChoice {
   std::string measured() const;
 
  private:
-  double share_before_table_;
+  double share_before_table_ = 0.0;  // at the latest vote
   GatherTime table_gather_;
   Event update_begin_, update_end_;
   std::optional<double> update_ms_, gather_ms_;

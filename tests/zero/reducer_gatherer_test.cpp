@@ -413,7 +413,8 @@ TEST_F(ReducerGathererTest, GatherTimeCountsAWholeGatherOnceEveryPieceCompleted)
   TwoLevelAllGather gather(*world_, 0);
   const std::size_t n = 4096;
   const std::size_t ranks = static_cast<std::size_t>(world_->world_size());
-  Buffer in(Device::cpu(), DType::f32, n, MemCategory::gathered), out(Device::cpu(), DType::f32, n * ranks, MemCategory::gathered);
+  Buffer in(Device::cpu(), DType::f32, n, MemCategory::gathered);
+  Buffer out(Device::cpu(), DType::f32, n * ranks, MemCategory::gathered);
   auto issue = [&] { return gather.all_gather(in.view(), out.view(), compute_); };
   GatherTime time;
   EXPECT_FALSE(time.latest_ms());
@@ -442,9 +443,10 @@ TEST_F(ReducerGathererTest, GatherTimeCountsAWholeGatherOnceEveryPieceCompleted)
 TEST_F(ReducerGathererTest, RowsFirstChoiceVotesFromTheMeasuredUpdateAndGather) {
   TwoLevelAllGather gather(*world_, 0);
   const std::size_t ranks = static_cast<std::size_t>(world_->world_size());
-  Buffer in(Device::cpu(), DType::f32, 64, MemCategory::gathered), out(Device::cpu(), DType::f32, 64 * ranks, MemCategory::gathered);
-  auto measured = [&](double share_before_table, bool measure_gather) {
-    RowsFirstChoice choice(share_before_table);
+  Buffer in(Device::cpu(), DType::f32, 64, MemCategory::gathered);
+  Buffer out(Device::cpu(), DType::f32, 64 * ranks, MemCategory::gathered);
+  auto measured = [&](bool measure_gather) {
+    RowsFirstChoice choice;
     const Event begin = compute_.record();
     std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the update
     choice.update_ran(begin, compute_.record());
@@ -456,13 +458,12 @@ TEST_F(ReducerGathererTest, RowsFirstChoiceVotesFromTheMeasuredUpdateAndGather) 
     }
     return choice;
   };
-  RowsFirstChoice unmeasured = measured(0.3, false);
-  EXPECT_EQ(unmeasured.vote(), kVoteUnknown) << "the table's gather is not measured yet";
+  RowsFirstChoice unmeasured = measured(false);
+  EXPECT_EQ(unmeasured.vote(0.3), kVoteUnknown) << "the table's gather is not measured yet";
   // A 64-element all-gather takes far less than the 200 ms update's remaining 60%.
-  RowsFirstChoice early = measured(0.3, true);
-  EXPECT_EQ(early.vote(), kVoteWholeTable) << early.measured();
-  RowsFirstChoice late = measured(0.95, true);
-  EXPECT_EQ(late.vote(), kVoteRows) << late.measured();
+  RowsFirstChoice early = measured(true);
+  EXPECT_EQ(early.vote(0.3), kVoteWholeTable) << early.measured();
+  EXPECT_EQ(early.vote(0.95), kVoteRows) << early.measured() << ": the table's gather begins too late";
 
   const std::vector<std::int32_t> all_whole(3, kVoteWholeTable);
   EXPECT_TRUE(early.decide(all_whole));
@@ -473,7 +474,7 @@ TEST_F(ReducerGathererTest, RowsFirstChoiceVotesFromTheMeasuredUpdateAndGather) 
   EXPECT_FALSE(early.decide(std::vector<std::int32_t>{kVoteWholeTable, kVoteUnknown}));
   EXPECT_FALSE(early.whole_table()) << "one rank has not measured";
   // The first choice that every rank measured for is reported, though the rows are kept.
-  RowsFirstChoice kept(0.3);
+  RowsFirstChoice kept;
   EXPECT_FALSE(kept.decide(std::vector<std::int32_t>{kVoteUnknown, kVoteRows}));
   EXPECT_TRUE(kept.decide(std::vector<std::int32_t>{kVoteRows, kVoteRows}));
   EXPECT_FALSE(kept.whole_table());
