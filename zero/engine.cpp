@@ -519,10 +519,8 @@ void ZeroEngine::publish_parameters(std::size_t b, std::size_t begin, std::size_
   const TwoLevelAllGather::Issued issued =
       all_gather_->all_gather(chunks[static_cast<std::size_t>(comm_.rank())], chunks, ctx_.stream());
   param_sync_[b] = issued.done;
-  if (rows_first_choice_ && b == rows_block_) {
-    if (begin == 0) rows_first_choice_->table_gather().begin();
-    rows_first_choice_->table_gather().add(issued, begin + count == placement.chunk_numel);
-  }
+  if (rows_first_choice_ && b == rows_block_)
+    rows_first_choice_->table_gather().add(issued, begin, count, placement.chunk_numel);
   const bool whole = count == placement.chunk_numel;
   trace::record_parts(issued,
                       fmt::format("all_gather params {}{}", model_.block(b).name(),

@@ -4,13 +4,13 @@
 
 namespace zt {
 
-void GatherTime::begin() {
-  latest_ms();  // the gather before this one, if it has completed
-  running_.clear();
-  whole_ = false;
-}
-
-void GatherTime::add(const TwoLevelAllGather::Issued& issued, bool last) {
+void GatherTime::add(const TwoLevelAllGather::Issued& issued, std::size_t begin, std::size_t count,
+                     std::size_t chunk_numel) {
+  if (begin == 0) {
+    latest_ms();  // the gather before this one, if it has completed
+    running_.clear();
+  }
+  const bool last = begin + count == chunk_numel;
   whole_ = last;
   for (const auto& [label, work] : issued.parts)
     if (last || label != TwoLevelAllGather::kWithinHost) running_.push_back(work);

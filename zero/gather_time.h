@@ -8,6 +8,7 @@
 // step reads longer than its bytes take.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <vector>
 
@@ -18,17 +19,16 @@ namespace zt {
 
 class GatherTime {
  public:
-  // A new whole gather of the block begins (its first piece). An earlier one still running is
-  // forgotten: its time would be mixed with this one's.
-  void begin();
-  // A piece of the gather that begin() started (or the whole of it); `last`: the gather is whole
-  // with it (pieces of one gather are issued over a pass, the last of them maybe much later).
-  void add(const TwoLevelAllGather::Issued& issued, bool last);
+  // The gather of elements [begin, begin + count) of the block's chunks of chunk_numel (a piece,
+  // or the whole). The first piece (begin 0) begins a new gather, forgetting an earlier one still
+  // running (its time would be mixed with this one's); the one reaching chunk_numel makes it whole
+  // (pieces of one gather are issued over a pass, the last of them maybe much later).
+  void add(const TwoLevelAllGather::Issued& issued, std::size_t begin, std::size_t count, std::size_t chunk_numel);
   // The time of the latest gather whose collectives have all completed; nullopt before one has.
   std::optional<double> latest_ms();
 
  private:
-  std::vector<Work> running_;
+  std::vector<Work> running_;  // the pieces since the latest first piece
   bool whole_ = false;  // running_ holds every piece
   std::optional<double> latest_ms_;
 };

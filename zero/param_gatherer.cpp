@@ -97,8 +97,7 @@ void ParamGatherer::launch_piece(std::size_t block, Gathered& g, std::size_t beg
 void ParamGatherer::time_gather(std::size_t block, std::size_t begin, std::size_t count,
                                 const TwoLevelAllGather::Issued& issued) {
   if (!gather_time_ || block != timed_block_) return;
-  if (begin == 0) gather_time_->begin();
-  gather_time_->add(issued, begin + count == plan_.block(block).chunk_numel);
+  gather_time_->add(issued, begin, count, plan_.block(block).chunk_numel);
 }
 
 void ParamGatherer::prefetch(std::size_t block, std::size_t begin, std::size_t count) {

@@ -418,21 +418,19 @@ TEST_F(ReducerGathererTest, GatherTimeCountsAWholeGatherOnceEveryPieceCompleted)
   auto issue = [&] { return gather.all_gather(in.view(), out.view(), compute_); };
   GatherTime time;
   EXPECT_FALSE(time.latest_ms());
-  time.begin();
   const TwoLevelAllGather::Issued first = issue();
-  time.add(first, false);
+  time.add(first, 0, n / 2, n);
   first.done.wait();
   EXPECT_FALSE(time.latest_ms()) << "one piece is not the whole gather";
   const TwoLevelAllGather::Issued second = issue();
-  time.add(second, true);
+  time.add(second, n / 2, n - n / 2, n);
   second.done.wait();
   const std::optional<double> whole = time.latest_ms();
   ASSERT_TRUE(whole);
   ASSERT_EQ(first.parts.size(), 1u);
   EXPECT_DOUBLE_EQ(*whole, first.parts[0].second.duration_ms() + second.parts[0].second.duration_ms());
-  time.begin();
   const TwoLevelAllGather::Issued third = issue();
-  time.add(third, false);
+  time.add(third, 0, n / 2, n);
   third.done.wait();
   EXPECT_EQ(time.latest_ms(), whole) << "the next gather is not whole yet";
 }
@@ -451,9 +449,8 @@ TEST_F(ReducerGathererTest, RowsFirstChoiceVotesFromTheMeasuredUpdateAndGather) 
     std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the update
     choice.update_ran(begin, compute_.record());
     if (measure_gather) {
-      choice.table_gather().begin();
       const TwoLevelAllGather::Issued issued = gather.all_gather(in.view(), out.view(), compute_);
-      choice.table_gather().add(issued, true);
+      choice.table_gather().add(issued, 0, 64, 64);
       issued.done.wait();
     }
     return choice;
