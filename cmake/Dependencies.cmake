@@ -19,6 +19,7 @@ if(ZT_BUILD_TESTS)
 endif()
 
 set(ZT_HAVE_CUDA OFF)
+set(ZT_HAVE_CUDNN OFF)
 if(NOT ZT_CUDA STREQUAL "OFF")
   include(CheckLanguage)
   check_language(CUDA)
@@ -39,6 +40,22 @@ if(NOT ZT_CUDA STREQUAL "OFF")
     target_link_libraries(zt_nccl INTERFACE ${NCCL_LIBRARY})
     target_include_directories(zt_nccl SYSTEM INTERFACE ${NCCL_INCLUDE_DIR})
     set(ZT_HAVE_CUDA ON)
+    # cuDNN's fused attention, through NVIDIA's header-only frontend (fetched from PyPI by
+    # scripts/fetch-cudnn-frontend.sh). libcudnn is never linked: the frontend's dynamic loading
+    # lets zerotrain load it when a GPU run starts and fall back to its own kernels without it.
+    set(ZT_CUDNN_FRONTEND_DIR "${PROJECT_SOURCE_DIR}/.deps/cudnn-frontend/include" CACHE PATH
+        "cuDNN frontend headers (scripts/fetch-cudnn-frontend.sh)")
+    find_path(CUDNN_INCLUDE_DIR cudnn.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
+    if(EXISTS "${ZT_CUDNN_FRONTEND_DIR}/cudnn_frontend.h" AND CUDNN_INCLUDE_DIR)
+      add_library(zt_cudnn_frontend INTERFACE)
+      target_include_directories(zt_cudnn_frontend SYSTEM INTERFACE ${ZT_CUDNN_FRONTEND_DIR} ${CUDNN_INCLUDE_DIR})
+      target_compile_definitions(zt_cudnn_frontend INTERFACE NV_CUDNN_FRONTEND_USE_DYNAMIC_LOADING)
+      target_link_libraries(zt_cudnn_frontend INTERFACE ${CMAKE_DL_LIBS})
+      set(ZT_HAVE_CUDNN ON)
+    else()
+      message(STATUS "cuDNN attention: off (no cuDNN frontend headers in ${ZT_CUDNN_FRONTEND_DIR} or no cudnn.h;"
+                     " scripts/fetch-cudnn-frontend.sh fetches them)")
+    endif()
   elseif(ZT_CUDA STREQUAL "ON")
     message(FATAL_ERROR "ZT_CUDA=ON but no CUDA compiler (nvcc) was found")
   endif()

@@ -25,7 +25,8 @@ class ComputeContext {
   // may use TF32 tensor cores (10-bit mantissa inputs, fp32 accumulation), like PyTorch's
   // "high" matmul precision; it changes nothing for bf16/f16. Throws zt::UserError in a CPU-only
   // build or when the device is not visible.
-  static std::unique_ptr<ComputeContext> cuda(int index, DType dtype, bool allow_tf32 = true);
+  static std::unique_ptr<ComputeContext> cuda(int index, DType dtype, bool allow_tf32 = true,
+                                                bool cudnn_attention = true);
 
   // An emulated accelerator, for measuring the engine and the network at an accelerator's ratio of
   // compute to communication on machines without one: buffers, streams, memory accounting and

@@ -20,7 +20,7 @@
 
 namespace zt::models {
 
-std::unique_ptr<ComputeContext> ComputeContext::cuda(int index, DType, bool) {
+std::unique_ptr<ComputeContext> ComputeContext::cuda(int index, DType, bool, bool) {
   require_available(Device::cuda(index));  // throws: this build has no CUDA backend
   return nullptr;
 }

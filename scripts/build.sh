@@ -4,6 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# GPU builds: the cuDNN frontend's headers, for attention on cuDNN (optional; see the script).
+if command -v nvcc >/dev/null 2>&1 || compgen -G '/usr/local/cuda*/bin/nvcc' >/dev/null; then
+  bash scripts/fetch-cudnn-frontend.sh
+fi
 jobs=$(( $(nproc) < 2 ? 1 : 2 ))
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"
 cmake --build build -j "${ZT_BUILD_JOBS:-$jobs}"

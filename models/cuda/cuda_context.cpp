@@ -11,12 +11,13 @@ namespace {
 constexpr std::size_t kCublasWorkspaceBytes = 32u << 20;
 }  // namespace
 
-CudaComputeContext::CudaComputeContext(int index, DType dtype, bool allow_tf32)
+CudaComputeContext::CudaComputeContext(int index, DType dtype, bool allow_tf32, bool cudnn_attention)
     : index_((activate(Device::cuda(index)), index)),
       dtype_(dtype),
       allow_tf32_(allow_tf32),
       stream_(index, CudaStream::Priority::normal),
-      workspace_(Device::cuda(index), DType::f32, kCublasWorkspaceBytes / 4, MemCategory::workspace) {
+      workspace_(Device::cuda(index), DType::f32, kCublasWorkspaceBytes / 4, MemCategory::workspace),
+      cudnn_attention_(index, cudnn_attention) {
   ZT_CUBLAS_CHECK(cublasCreate(&cublas_));
   ZT_CUBLAS_CHECK(cublasSetStream(cublas_, stream_.handle()));
   ZT_CUBLAS_CHECK(cublasSetWorkspace(cublas_, workspace_.data(), kCublasWorkspaceBytes));
@@ -42,9 +43,9 @@ CudaComputeContext& as_cuda(ComputeContext& ctx) {
   return static_cast<CudaComputeContext&>(ctx);  // the one context on a CUDA device
 }
 
-std::unique_ptr<ComputeContext> ComputeContext::cuda(int index, DType dtype, bool allow_tf32) {
+std::unique_ptr<ComputeContext> ComputeContext::cuda(int index, DType dtype, bool allow_tf32, bool cudnn_attention) {
   require_available(Device::cuda(index));
-  return std::make_unique<CudaComputeContext>(index, dtype, allow_tf32);
+  return std::make_unique<CudaComputeContext>(index, dtype, allow_tf32, cudnn_attention);
 }
 
 }  // namespace zt::models

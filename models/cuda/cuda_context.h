@@ -1,4 +1,5 @@
-// The CUDA compute context: a CudaStream, a cuBLAS handle bound to it, and a cuBLAS workspace.
+// The CUDA compute context: a CudaStream, a cuBLAS handle bound to it, a cuBLAS workspace, and
+// the attention's cuDNN graphs.
 // Only for translation units built with the CUDA backend.
 #pragma once
 
@@ -6,13 +7,15 @@
 
 #include "core/buffer.h"
 #include "core/cuda/cuda_stream.h"
+#include "models/cuda/cudnn_attention.h"
 #include "models/compute_context.h"
 
 namespace zt::models {
 
 class CudaComputeContext final : public ComputeContext {
  public:
-  CudaComputeContext(int index, DType dtype, bool allow_tf32);
+  // cudnn_attention: attention on cuDNN where it loads (train.cudnn_attention), else the flash kernels.
+  CudaComputeContext(int index, DType dtype, bool allow_tf32, bool cudnn_attention = true);
   ~CudaComputeContext() override;
   CudaComputeContext(const CudaComputeContext&) = delete;
   CudaComputeContext& operator=(const CudaComputeContext&) = delete;
@@ -27,6 +30,7 @@ class CudaComputeContext final : public ComputeContext {
   // fp32 scratch of at least `floats` elements for multi-pass reductions; grows (once, outside the
   // steady state) and is reused by every kernel on this stream.
   float* reduction_scratch(std::size_t floats);
+  cuda::CudnnAttention& cudnn_attention() { return cudnn_attention_; }
 
  private:
   int index_;
@@ -36,6 +40,7 @@ class CudaComputeContext final : public ComputeContext {
   cublasHandle_t cublas_ = nullptr;
   Buffer workspace_;
   Buffer reduction_scratch_;
+  cuda::CudnnAttention cudnn_attention_;
 };
 
 // The CUDA context behind ctx; throws std::logic_error when ctx is not a CUDA context.

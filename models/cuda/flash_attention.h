@@ -19,19 +19,6 @@
 
 namespace zt::models::cuda {
 
-// Where element (b, h, t, d) of a tensor of heads lies: base + b*batch + h*head + t*row + d,
-// strides in elements. Heads split out as (B, NH, T, hs) and heads inside the rows of a fused
-// (B, T, 3C) qkv tensor are both this, so the kernels read and write either without a permute.
-struct HeadsLayout {
-  std::int64_t batch = 0, head = 0, row = 0;
-};
-
-struct FlashAttention {
-  int B = 0, NH = 0, T = 0;
-  int group = 1;  // query heads per key/value head (grouped-query attention); 1 for GPT-2
-  HeadsLayout q, k, v, y;
-};
-
 // y = softmax(q k^T / sqrt(64), causal) v, and stats (flash_attention_stats_floats) for backward.
 void flash_attention_forward(const FlashAttention& a, const void* q, const void* k, const void* v, void* y,
                              float* stats, DType dt, cudaStream_t s);

@@ -11,6 +11,19 @@
 
 namespace zt::models::cuda {
 
+// Where element (b, h, t, d) of a tensor of heads lies: base + b*batch + h*head + t*row + d,
+// strides in elements. Heads split out as (B, NH, T, hs) and heads inside the rows of a fused
+// (B, T, 3C) qkv tensor are both this, so the kernels read and write either without a permute.
+struct HeadsLayout {
+  std::int64_t batch = 0, head = 0, row = 0;
+};
+
+struct FlashAttention {
+  int B = 0, NH = 0, T = 0;
+  int group = 1;  // query heads per key/value head (grouped-query attention); 1 for GPT-2
+  HeadsLayout q, k, v, y;
+};
+
 inline constexpr int kFlashHeadSize = 64;  // hs the kernels are written for
 inline constexpr int kFlashTile = 64;      // query rows and key columns a block takes at a time
 

@@ -1,5 +1,6 @@
 // GPT-2's causal multi-head attention on the GPU (mirrors attention.cpp). In 16-bit storage with
-// hs 64 the flash kernels (models/cuda/flash_attention.h) read q, k and v inside the fused qkv rows
+// hs 64 cuDNN's fused attention or the flash kernels (models/cuda/fused_attention.h) read q, k and
+// v inside the fused qkv rows
 // and write the output rows directly: no (T, T) matrix, no permutes; att then holds the rows'
 // softmax statistics. Otherwise q, k and v are split out into heads, the products and causal
 // softmax are shared with grouped-query attention (models/cuda/attention_core.h), and the heads
@@ -12,6 +13,7 @@
 #include "models/cuda/attention_core.h"
 #include "models/cuda/cuda_context.h"
 #include "models/cuda/flash_attention.h"
+#include "models/cuda/fused_attention.h"
 #include "models/cuda/shared_kernels.h"
 
 namespace zt::models::ops::on_cuda {
@@ -47,8 +49,8 @@ void attention_forward(ComputeContext& ctx, BufferView out, BufferView att, Buff
   const std::size_t n = count(B * T, C), es = dtype_size(dt);
   if (use_flash(dt, B, T, C, NH, out, att, qkv, scratch)) {
     auto* rows = static_cast<char*>(qkv.data);
-    cuda::flash_attention_forward(flash_shape(B, T, C, NH), rows, rows + C * es, rows + 2 * C * es, out.data,
-                                  static_cast<float*>(att.data), dt, c.handle());
+    cuda::fused_attention_forward(c, flash_shape(B, T, C, NH), rows, rows + C * es, rows + 2 * C * es, out.data,
+                                  static_cast<float*>(att.data));
     return;
   }
   auto* base = static_cast<char*>(scratch.data);
@@ -69,9 +71,9 @@ void attention_backward(ComputeContext& ctx, BufferView dqkv, BufferView dout, B
     cuda::require_flash_backward_aligned({dqkv.data, dout.data, scratch.data}, "attention");
     auto* rows = static_cast<char*>(qkv.data);
     auto* drows = static_cast<char*>(dqkv.data);
-    cuda::flash_attention_backward(flash_shape(B, T, C, NH), rows, rows + C * es, rows + 2 * C * es, out.data,
+    cuda::fused_attention_backward(c, flash_shape(B, T, C, NH), rows, rows + C * es, rows + 2 * C * es, out.data,
                                    dout.data, static_cast<const float*>(att.data), reinterpret_cast<float*>(base),
-                                   drows, drows + C * es, drows + 2 * C * es, dt, c.handle());
+                                   drows, drows + C * es, drows + 2 * C * es);
     return;
   }
   void *q = base, *k = base + n * es, *v = base + 2 * n * es;

@@ -1,6 +1,7 @@
-// Grouped-query attention on the GPU (mirrors gqa_attention.cpp). In bf16/fp16 with hs 64 the flash
-// kernels (models/cuda/flash_attention.h) read q, k and v inside the qkv rows, each key/value head
-// serving its group of query heads, and sum dk and dv over the group without atomics. Otherwise its
+// Grouped-query attention on the GPU (mirrors gqa_attention.cpp). In bf16/fp16 with hs 64 cuDNN's
+// fused attention or the flash kernels (models/cuda/fused_attention.h) read q, k and v inside the
+// qkv rows, each key/value head serving its group of query heads, and sum dk and dv over the group
+// without atomics. Otherwise its
 // own head permutes (k and v repeated over each group of query heads, and their gradients summed
 // back) around the products and causal softmax it shares with GPT-2's attention
 // (models/cuda/attention_core.h).
@@ -11,6 +12,7 @@
 #include "models/cuda/attention_core.h"
 #include "models/cuda/cuda_context.h"
 #include "models/cuda/flash_attention.h"
+#include "models/cuda/fused_attention.h"
 #include "models/cuda/shared_kernels.h"
 #include "models/cuda/storage.cuh"
 
@@ -129,8 +131,8 @@ void gqa_attention_forward(ComputeContext& ctx, BufferView out, BufferView att, 
   const std::size_t n = count(B * T, C), es = dtype_size(dt);
   if (use_flash(dt, B, T, NH, KV, hs, out, att, qkv, scratch)) {
     auto* rows = static_cast<char*>(qkv.data);
-    cuda::flash_attention_forward(flash_shape(B, T, NH, KV, hs), rows, rows + NH * hs * es,
-                                  rows + (NH + KV) * hs * es, out.data, static_cast<float*>(att.data), dt, c.handle());
+    cuda::fused_attention_forward(c, flash_shape(B, T, NH, KV, hs), rows, rows + NH * hs * es,
+                                  rows + (NH + KV) * hs * es, out.data, static_cast<float*>(att.data));
     return;
   }
   auto* base = static_cast<char*>(scratch.data);
@@ -153,9 +155,9 @@ void gqa_attention_backward(ComputeContext& ctx, BufferView dqkv, BufferView dou
     auto* rows = static_cast<char*>(qkv.data);
     auto* drows = static_cast<char*>(dqkv.data);
     const std::size_t k_at = NH * hs * es, v_at = (NH + KV) * hs * es;
-    cuda::flash_attention_backward(flash_shape(B, T, NH, KV, hs), rows, rows + k_at, rows + v_at, out.data, dout.data,
-                                   static_cast<const float*>(att.data), reinterpret_cast<float*>(base), drows,
-                                   drows + k_at, drows + v_at, dt, c.handle());
+    cuda::fused_attention_backward(c, flash_shape(B, T, NH, KV, hs), rows, rows + k_at, rows + v_at, out.data,
+                                   dout.data, static_cast<const float*>(att.data), reinterpret_cast<float*>(base),
+                                   drows, drows + k_at, drows + v_at);
     return;
   }
   void *q = base, *k = base + n * es, *v = base + 2 * n * es;

@@ -57,6 +57,7 @@ struct TrainConfig {
   std::int64_t cpu_threads = 0;  // CPU compute threads per rank; 0 = this rank's share of the cores
   double cpu_peak_gflops = 0;    // sgemm rate per rank for MFU; 0 = measured at start-up
   bool cpu_reference_kernels = false;  // the simple reference CPU kernels instead of the fast ones
+  bool cudnn_attention = true;         // GPU attention on cuDNN where it loads, else the flash kernels
   std::int64_t activation_checkpointing = 0;  // recompute every k-th block's forward; 0 = off
   bool operator==(const TrainConfig&) const = default;
 };

@@ -270,6 +270,10 @@ std::vector<ConfigKey> make_keys() {
               "CPU runs: use the simple reference layer kernels and AdamW loop (the ones the fast kernels are "
               "tested against) instead of the vectorised ones, "
               "for checking results and measuring the difference. Slower."));
+  add(boolean("train.cudnn_attention", field(&Config::train, &TrainConfig::cudnn_attention), true,
+              "GPU runs in bf16/fp16: attention on cuDNN's fused kernels where cuDNN 9 loads (libcudnn.so.9 on the "
+              "loader's path), else on zerotrain's own flash kernels; the log says which. false: the flash "
+              "kernels always."));
   add(integer("train.train_micro_batch_size_per_gpu", field(&Config::train, &TrainConfig::train_micro_batch_size_per_gpu),
               4, between(1, 1 << 20), "Sequences per rank in one forward/backward (DeepSpeed's name; also on CPUs)."));
   add(integer("train.gradient_accumulation_steps", field(&Config::train, &TrainConfig::gradient_accumulation_steps),

@@ -81,7 +81,7 @@ clean=(env -i PATH="$kit/bin" LD_LIBRARY_PATH="$kit/lib" HOME="$tmp")
 # Every test binary loads and lists its cases (multi-rank ones through the kit's mpirun).
 for t in "$kit"/tests/*; do
   name=${t##*/}
-  [ "$name" = ranks.tsv ] && continue
+  case "$name" in ranks.tsv | *.xz) continue ;; esac  # *.xz: the compressed copies unpack.sh keeps
   if grep -q "^$name	" "$kit/tests/ranks.tsv"; then
     out=$("${clean[@]}" mpirun --allow-run-as-root -np 1 "$t" --gtest_list_tests 2>&1) || fail "$name under mpirun: $out"
   else

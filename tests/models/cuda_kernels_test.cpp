@@ -41,6 +41,8 @@
 #include "tests/support/gpu_skip.h"
 #if ZT_HAVE_CUDA
 #include <cuda_runtime.h>
+
+#include "models/cuda/cuda_context.h"
 #endif
 
 namespace zt::models::test {
@@ -144,6 +146,19 @@ class CudaVsCpu : public ::testing::TestWithParam<DType> {
 
   double tol() const { return dt_ == DType::f32 ? 1e-4 : 1e-2; }
 
+  // The GPU context with attention on cuDNN (where it loads) or on the flash kernels alone.
+  void use_cudnn_attention(bool on) { gpu_ = ComputeContext::cuda(0, dt_, /*allow_tf32=*/false, on); }
+  // Where the flash kernels' shapes were run with cuDNN asked for, cuDNN ran them if it loads (a
+  // shape it refuses would silently cost its speed), and the flash kernels ran them otherwise.
+  void expect_attention_path(bool flash_shape, bool cudnn_asked) {
+    const cuda::CudnnLibrary& library = cuda::cudnn_library();
+    const bool on_cudnn = as_cuda(*gpu_).cudnn_attention().last_forward_on_cudnn();
+    EXPECT_EQ(on_cudnn, flash_shape && cudnn_asked && library.loaded)
+        << (library.loaded ? "cuDNN " + std::to_string(library.version) + " loaded" : library.why_not);
+    if (flash_shape && cudnn_asked)
+      std::printf("  attention on %s\n", on_cudnn ? "cuDNN" : ("the flash kernels: " + library.why_not).c_str());
+  }
+
   // ||gpu - cpu|| / ||cpu||, failing on any NaN.
   void expect_close(const Pair& p, const char* what, double tolerance = 0) {
     std::vector<float> g = download(p.g), c = widened(p.c);
@@ -246,13 +261,16 @@ TEST_P(CudaVsCpu, GeluAndResidual) {
 }
 
 // Two shapes: hs 16 (the materialised path in every dtype) and hs 64 with T not a multiple of
-// the 64-row tile (the flash kernels in bf16 and f16, whose att holds row statistics instead of
-// probabilities: only the output and the gradients are compared there).
+// the 64-row tile (in bf16 and f16 cuDNN's fused attention, where cuDNN loads, and the flash
+// kernels: att holds row statistics instead of probabilities, so only the output and the gradients
+// are compared there).
 TEST_P(CudaVsCpu, CausalAttentionForwardBackward) {
   struct Shape { int B, T, C, NH; };
+  for (bool cudnn : {true, false})
   for (Shape s : {Shape{2, 40, 64, 4}, Shape{2, 100, 128, 2}}) {
     const int B = s.B, T = s.T, C = s.C, NH = s.NH;
-    SCOPED_TRACE("T " + std::to_string(T) + " hs " + std::to_string(C / NH));
+    SCOPED_TRACE("T " + std::to_string(T) + " hs " + std::to_string(C / NH) + (cudnn ? " cuDNN asked" : " flash"));
+    use_cudnn_attention(cudnn);
     const bool flash = cuda::flash_attention_supported(dt_, C / NH, 8);
     auto qkv = make(random(B * T * 3 * C)), dout = make(random(B * T * C));
     auto out = poisoned(B * T * C), att = poisoned(B * NH * T * T), dqkv = poisoned(B * T * 3 * C);
@@ -260,6 +278,7 @@ TEST_P(CudaVsCpu, CausalAttentionForwardBackward) {
     auto scratch_g = Buffer(Device::cuda(0), dt_, ops::attention_scratch_numel(Device::cuda(0), dt_, B, T, C, NH), MemCategory::workspace);
     ops::attention_forward(*cpu_, out.c.view(), att.c.view(), qkv.c.view(), scratch_c.view(), B, T, C, NH);
     ops::attention_forward(*gpu_, out.g.view(), att.g.view(), qkv.g.view(), scratch_g.view(), B, T, C, NH);
+    expect_attention_path(flash, cudnn);
     expect_close(out, "attention out");
     if (!flash) expect_close(att, "attention probabilities");
     ops::attention_backward(*cpu_, dqkv.c.view(), dout.c.view(), qkv.c.view(), out.c.view(), att.c.view(),
@@ -428,14 +447,18 @@ TEST_P(CudaVsCpu, SwiGLUForwardBackward) {
 }
 
 // hs 16: the materialised path in every dtype. hs 64 (SmolLM's and Llama 3.2's) with T not a
-// multiple of the 64-row tile: the flash kernels in bf16 and f16, each key/value head serving its
-// group, att holding row statistics (only the output and the gradients are compared there).
+// multiple of the 64-row tile: in bf16 and f16 cuDNN's fused attention (where cuDNN loads) and the
+// flash kernels, each key/value head serving its group, att holding row statistics (only the
+// output and the gradients are compared there).
 TEST_P(CudaVsCpu, GroupedQueryAttentionForwardBackward) {
   struct Shape { int NH, KV, hs, T; };
+  for (bool cudnn : {true, false})
   for (Shape s : {Shape{4, 2, 16, 40}, Shape{4, 1, 16, 40}, Shape{3, 3, 16, 40}, Shape{9, 3, 64, 100},
                   Shape{4, 1, 64, 70}, Shape{2, 2, 64, 64}}) {
     const int B = 2, NH = s.NH, KV = s.KV, hs = s.hs, T = s.T, W = (NH + 2 * KV) * hs;
-    SCOPED_TRACE("NH " + std::to_string(NH) + " KV " + std::to_string(KV) + " hs " + std::to_string(hs));
+    SCOPED_TRACE("NH " + std::to_string(NH) + " KV " + std::to_string(KV) + " hs " + std::to_string(hs) +
+                 (cudnn ? " cuDNN asked" : " flash"));
+    use_cudnn_attention(cudnn);
     const bool flash = ops::gqa_attention_takes_flash(Device::cuda(0), dt_, B, T, NH, KV, hs);
     auto qkv = make(random(B * T * W)), dout = make(random(B * T * NH * hs));
     auto out = poisoned(B * T * NH * hs), att = poisoned(B * NH * T * T), dqkv = poisoned(B * T * W);
@@ -446,6 +469,7 @@ TEST_P(CudaVsCpu, GroupedQueryAttentionForwardBackward) {
                             MemCategory::workspace);
     ops::gqa_attention_forward(*cpu_, out.c.view(), att.c.view(), qkv.c.view(), scratch_c.view(), B, T, NH, KV, hs);
     ops::gqa_attention_forward(*gpu_, out.g.view(), att.g.view(), qkv.g.view(), scratch_g.view(), B, T, NH, KV, hs);
+    expect_attention_path(flash, cudnn);
     expect_close(out, "gqa attention out");
     if (!flash) expect_close(att, "gqa attention probabilities");
     ops::gqa_attention_backward(*cpu_, dqkv.c.view(), dout.c.view(), qkv.c.view(), out.c.view(), att.c.view(),
@@ -493,6 +517,21 @@ TEST_P(CudaVsCpu, TinyLlamaLossAndGradients) {
 
 INSTANTIATE_TEST_SUITE_P(Storage, CudaVsCpu, ::testing::Values(DType::f32, DType::bf16, DType::f16),
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+// Loading cuDNN needs no GPU: a library that is not there is named with the loader's reason, and
+// where libcudnn.so.9 is on the loader's path (CUDA 13 toolkits bring it) it is cuDNN 9.
+TEST(CudnnLibrary, LoadsByNameOrSaysWhyNot) {
+  const cuda::CudnnLibrary missing = cuda::load_cudnn_library("libzt-no-such-cudnn.so.9");
+  EXPECT_FALSE(missing.loaded);
+  EXPECT_NE(missing.why_not.find("libzt-no-such-cudnn.so.9"), std::string::npos) << missing.why_not;
+  const cuda::CudnnLibrary libm = cuda::load_cudnn_library("libm.so.6");  // loads, and is not cuDNN
+  EXPECT_FALSE(libm.loaded);
+  EXPECT_NE(libm.why_not.find("not cuDNN"), std::string::npos) << libm.why_not;
+  const cuda::CudnnLibrary& here = cuda::cudnn_library();
+  if (!here.loaded) GTEST_SKIP() << here.why_not;
+  EXPECT_EQ(here.version / 10000, 9);
+  EXPECT_TRUE(here.why_not.empty());
+}
 
 #endif
 

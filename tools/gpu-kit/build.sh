@@ -34,6 +34,7 @@ say() { echo "gpu-kit build: $*"; }
 die() { echo "gpu-kit build: $*" >&2; exit 1; }
 
 # --- 1. build ------------------------------------------------------------------------------------
+bash scripts/fetch-cudnn-frontend.sh  # attention on cuDNN where the GPU machine has libcudnn.so.9
 if [ ! -f "$build/CMakeCache.txt" ] || [ "$build" = build-gpukit ]; then
   # RelWithDebInfo, the project's usual build: GCC 12 at Release's -O3 reports a false -Wrestrict in
   # std::string that -Werror turns into an error. Device code is optimised by ptxas either way, and
@@ -191,19 +192,28 @@ ln -s tools/gpu-kit/run.sh "$kit/run.sh"
 commit=$(git rev-parse --short=12 HEAD)
 [ -z "$(git status --porcelain --untracked-files=no)" ] || commit="$commit (+ uncommitted changes)"
 echo "$commit" > "$kit/bin/SOURCE_COMMIT"  # bench/perf_common.py reads it next to ZT_BIN
+# Attention on cuDNN where the build found the frontend's headers (cmake/Dependencies.cmake).
+frontend=$(sed -n 's/^ZT_CUDNN_FRONTEND_DIR:PATH=//p' "$build/CMakeCache.txt")
+if grep -q '^CUDNN_INCLUDE_DIR:.*/' "$build/CMakeCache.txt" && [ -f "$frontend/cudnn_frontend.h" ]; then
+  cudnn_attention="built with the cuDNN frontend $(cat "$frontend/../VERSION" 2>/dev/null); libcudnn.so.9 from the machine"
+else
+  cudnn_attention="not built (no cuDNN frontend headers): attention runs the flash kernels"
+fi
 cat > "$kit/KIT.txt" <<EOF
 commit: $commit
 built: $(date -u +%Y-%m-%dT%H:%MZ) on $(. /etc/os-release && echo "$PRETTY_NAME"), $(gcc --version | sed -n 1p)
 cuda: $(nvcc --version | grep -o 'release [0-9.]*'), architectures $(grep '^CMAKE_CUDA_ARCHITECTURES:' "$build/CMakeCache.txt" | cut -d= -f2)
+cudnn_attention: $cudnn_attention
 glibc_needed: ${glibc_needed#GLIBC_}
 glibcxx_ours: ${glibcxx_ours#GLIBCXX_}
 from_the_machine: $(tr '\n' ' ' < "$kit/lib/target-libs.txt")
 EOF
 
 # --- 5. size ------------------------------------------------------------------------------------
-# Files over 8 MiB (OpenBLAS, 36 MiB with kernels for every x86 CPU: 4 MiB as xz) travel compressed;
-# unpack.sh (run by run.sh) restores them. Compressing takes a minute, so the result is kept in the
-# build dir by content.
+# Files over 2 MiB (OpenBLAS, 36 MiB with kernels for every x86 CPU: 4 MiB as xz; the test binaries
+# and zerotrain, 5-7 MiB each with the cuDNN frontend's graph code, about a quarter of that as xz)
+# travel compressed; unpack.sh (run by run.sh) restores them. Compressing takes a minute, so the
+# result is kept in the build dir by content.
 unpacked_bytes=$(du -sb "$kit" | cut -f1)
 while IFS= read -r -d '' f; do
   cached=$build/gpu-kit-xz/$(sha256sum "$f" | cut -c1-32).xz
@@ -214,7 +224,7 @@ while IFS= read -r -d '' f; do
   cp "$cached" "$f.xz"
   chmod --reference="$f" "$f.xz"
   rm "$f"
-done < <(find "$kit" -type f -size +8M -print0)
+done < <(find "$kit" -type f -size +2M -print0)
 bytes=$(du -sb "$kit" | cut -f1)
 mib=$(( (bytes + 1048575) / 1048576 ))
 packed=$(date +%s)

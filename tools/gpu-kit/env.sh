@@ -1,7 +1,8 @@
 # Sourced (bash) by run.sh with $kit set: checks that this machine can run the kit and sets up
 # what the parts use. Exports:
 #   ZT_KIT_LD_PATH  the kit's lib/ (+ lib/compat where the machine's libstdc++ is older), then the
-#                   machine's folders of the CUDA libraries the kit does not carry (cuBLAS, NCCL)
+#                   machine's folders of the CUDA libraries the kit does not carry (cuBLAS, NCCL,
+#                   and cuDNN where there is one: ZT_KIT_CUDNN_DIR, empty where none)
 #   PATH            the kit's bin/ first (zerotrain, mpirun), then compute-sanitizer's folder
 #   ZT_PYTHON       a Python with PyTorch and CUDA (empty when there is none)
 #   OMPI_ALLOW_RUN_AS_ROOT[_CONFIRM]  machines lent for an hour often run everything as root
@@ -73,6 +74,12 @@ while read -r lib; do
     case ":$ld_path:" in *":$dir:"*) ;; *) ld_path="$ld_path:$dir" ;; esac
   fi
 done < "$kit/lib/target-libs.txt"
+# cuDNN is optional: attention runs on its fused kernels where libcudnn.so.9 is found (PyTorch's
+# wheels bring one), on the kit's flash kernels otherwise (the log says which).
+ZT_KIT_CUDNN_DIR=$(find_machine_lib libcudnn.so.9)
+if [ -n "$ZT_KIT_CUDNN_DIR" ]; then
+  case ":$ld_path:" in *":$ZT_KIT_CUDNN_DIR:"*) ;; *) ld_path="$ld_path:$ZT_KIT_CUDNN_DIR" ;; esac
+fi
 export ZT_KIT_LD_PATH=$ld_path
 
 export PATH="$kit/bin:$PATH"

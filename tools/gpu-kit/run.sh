@@ -55,7 +55,7 @@ part_tests() {  # (1) every CUDA case of every test binary, multi-rank ones unde
   : > "$runs"
   for bin in "$kit"/tests/*; do
     name=${bin##*/}
-    [ "$name" = ranks.tsv ] && continue
+    case "$name" in ranks.tsv | *.xz) continue ;; esac  # *.xz: the compressed copies unpack.sh keeps
     ranks=$(awk -F'\t' -v b="$name" '$1 == b {print $2}' "$kit/tests/ranks.tsv")
     log=$logs/test-$name-list.log
     if [ -n "$ranks" ]; then
@@ -134,9 +134,13 @@ part_perf() {  # (3) GPT-2 124M bf16 on 1 GPU: zerotrain vs PyTorch eager and to
         "$status" "$(tail -30 "$logs/perf_gpu.log")" > "$out/perf.md"; }
   # The models' forward + backward alone (no optimizer, no engine), to split the step's time.
   if [ -x "$kit/libexec/zt_bench_gpt2_step" ]; then
-    { echo; echo "Forward + backward of the model alone (\`zt_bench_gpt2_step\`, no optimizer or engine):"; echo; echo '```'
-      timeout 60 "$kit_run" "$kit/libexec/zt_bench_gpt2_step" --preset gpt2-124m --batch "${ZT_KIT_PERF_BATCH:-16}" \
-        --seq 1024 --dtype bf16 --warmup 3 --steps 10 2>&1 || status=$?
+    # cuDNN's fused attention and the flash kernels, two interleaved rounds each.
+    { echo; echo "Forward + backward of the model alone (\`zt_bench_gpt2_step\`, no optimizer or engine), attention on"
+      echo "cuDNN (where it loads) and on the flash kernels, interleaved:"; echo; echo '```'
+      for attention in cudnn flash cudnn flash; do
+        timeout 60 "$kit_run" "$kit/libexec/zt_bench_gpt2_step" --preset gpt2-124m --batch "${ZT_KIT_PERF_BATCH:-16}" \
+          --seq 1024 --dtype bf16 --warmup 3 --steps 10 --attention "$attention" 2>&1 || status=$?
+      done
       echo '```'; } >> "$out/perf.md"
   fi
   return $status
@@ -213,6 +217,7 @@ done
   echo "- machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), Linux $(uname -r), glibc $(getconf GNU_LIBC_VERSION | cut -d' ' -f2)"
   echo "- PyTorch: ${ZT_PYTHON:-none} $( [ -n "$ZT_PYTHON" ] && "$ZT_PYTHON" -c 'import torch; print(torch.__version__)')"
   echo "- libraries from the machine: ${ZT_KIT_LD_PATH#"$kit/lib"}"
+  echo "- cuDNN (attention): ${ZT_KIT_CUDNN_DIR:-none found; attention runs on the flash kernels}"
   for p in "${kit_env_problems[@]}"; do echo "- PROBLEM: $p"; done
   echo
   echo "| part | result | seconds | table |"
