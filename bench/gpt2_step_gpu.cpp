@@ -2,10 +2,11 @@
 // GPU, reporting tokens/s and MFU against the GPU's dense peak for the compute dtype.
 //
 //   zt_bench_gpt2_step [--preset gpt2-124m] [--batch 16] [--seq 1024] [--dtype bf16]
-//                      [--warmup 3] [--steps 20] [--attention cudnn|flash]
+//                      [--warmup 3] [--steps 20] [--attention cudnn|flash] [--epilogues on|off]
 //
 // --attention: cuDNN's fused attention where cuDNN loads (the default, as train.cudnn_attention),
-// or zerotrain's own flash kernels; the output says which ran.
+// or zerotrain's own flash kernels; the output says which ran. --epilogues: biases and GELU fused
+// into cuBLASLt's products (the default), or the separate kernels.
 // The optimizer step is not part of it (the fused AdamW lives in optim/ and is measured there).
 // FLOPs per step are Model::flops_per_step (models/flops.h: 6·N·tokens + 12·L·T·C·tokens).
 // Peak: a table keyed on the device name (dense tensor-core rates from the vendors' datasheets).
@@ -46,6 +47,7 @@ int main(int argc, char** argv) {
   using namespace zt;
   using namespace zt::models;
   std::string preset = "gpt2-124m", dtype_text = "bf16", attention = "cudnn";
+  bool epilogues = true;
   int B = 16, T = 1024, warmup = 3, steps = 20;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i], v = argv[i + 1];
@@ -56,6 +58,7 @@ int main(int argc, char** argv) {
     else if (k == "--warmup") warmup = std::stoi(v);
     else if (k == "--steps") steps = std::stoi(v);
     else if (k == "--attention" && (v == "cudnn" || v == "flash")) attention = v;
+    else if (k == "--epilogues" && (v == "on" || v == "off")) epilogues = v == "on";
     else {
       std::fprintf(stderr, "unknown option %s\n", k.c_str());
       return 2;
@@ -63,7 +66,7 @@ int main(int argc, char** argv) {
   }
   try {
     DType dtype = parse_dtype(dtype_text);
-    auto ctx = ComputeContext::cuda(0, dtype, /*allow_tf32=*/true, attention == "cudnn");
+    auto ctx = ComputeContext::cuda(0, dtype, {.cudnn_attention = attention == "cudnn", .gemm_epilogues = epilogues});
     cudaDeviceProp prop{};
     ZT_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
     GPT2 model(GPT2Config::preset(preset));
@@ -112,6 +115,9 @@ int main(int argc, char** argv) {
       std::printf(", MFU unknown (no peak for this device)\n");
     std::printf("loss at the last step %.4f\n", acts.mean_loss());
     const cuda::CudnnLibrary& cudnn = cuda::cudnn_library();
+    std::printf("products with cuBLASLt epilogues: %zu per step (%s)\n",
+                as_cuda(*ctx).epilogue_products() / static_cast<std::size_t>(warmup + steps),
+                epilogues ? "on" : "off");
     std::printf("attention on %s\n", as_cuda(*ctx).cudnn_attention().last_forward_on_cudnn()
                                           ? ("cuDNN " + std::to_string(cudnn.version)).c_str()
                                           : ("the flash kernels" + (attention == "cudnn" ? ": " + cudnn.why_not : ""))

@@ -14,6 +14,19 @@
 
 namespace zt::models {
 
+// What a CUDA compute context may use. Each choice changes speed, never the contract of an op.
+struct CudaOptions {
+  // fp32 matrix products on TF32 tensor cores (10-bit mantissa inputs, fp32 accumulation), like
+  // PyTorch's "high" matmul precision (precision.tf32); changes nothing for bf16/f16.
+  bool allow_tf32 = true;
+  // Attention on cuDNN's fused kernels where cuDNN loads, else the flash kernels
+  // (train.cudnn_attention; models/cuda/fused_attention.h).
+  bool cudnn_attention = true;
+  // Biases and GELU fused into the products as cuBLASLt epilogues, else separate kernels
+  // (models/cuda/gemm.h).
+  bool gemm_epilogues = true;
+};
+
 class ComputeContext {
  public:
   // CPU compute on the calling thread, with storage in dtype: f32, or bf16/f16, whose ops widen
@@ -21,12 +34,9 @@ class ComputeContext {
   // the CUDA kernels do. threads sets the process's CPU compute threads (OpenBLAS's; see
   // cpu::set_compute_threads); 1 is right when every core runs its own rank.
   static std::unique_ptr<ComputeContext> cpu(int threads = 1, DType dtype = DType::f32);
-  // CUDA compute on device `index` with the given storage dtype. allow_tf32: fp32 matrix products
-  // may use TF32 tensor cores (10-bit mantissa inputs, fp32 accumulation), like PyTorch's
-  // "high" matmul precision; it changes nothing for bf16/f16. Throws zt::UserError in a CPU-only
-  // build or when the device is not visible.
-  static std::unique_ptr<ComputeContext> cuda(int index, DType dtype, bool allow_tf32 = true,
-                                                bool cudnn_attention = true);
+  // CUDA compute on device `index` with the given storage dtype. Throws zt::UserError in a
+  // CPU-only build or when the device is not visible.
+  static std::unique_ptr<ComputeContext> cuda(int index, DType dtype, CudaOptions options = {});
 
   // An emulated accelerator, for measuring the engine and the network at an accelerator's ratio of
   // compute to communication on machines without one: buffers, streams, memory accounting and

@@ -107,9 +107,9 @@ void GPT2TransformerBlock::forward(ComputeContext& ctx, const BlockParams& p, co
   // mid = x + attn, ln2 = layernorm(mid)
   ops::residual_layernorm_forward(ctx, s[s_mid], s[s_ln2], s[s_ln2_mean], s[s_ln2_rstd], io.input, io.output,
                                   w(ln2_w), w(ln2_b), N, C);
-  // (B,T,C) -> (B,T,4C): the bias is added in the GELU's sweep.
-  ops::linear_forward(ctx, s[s_fc], s[s_ln2], w(fc_w), {}, N, C, 4 * C, 4 * C);
-  ops::bias_gelu_forward(ctx, s[s_gelu], s[s_fc], w(fc_b), N, 4 * C);
+  // (B,T,C) -> (B,T,4C): on the GPU the bias and GELU are the product's epilogue; on the CPU one
+  // sweep after it.
+  ops::linear_gelu_forward(ctx, s[s_gelu], s[s_fc], s[s_ln2], w(fc_w), w(fc_b), N, C, 4 * C);
   ops::linear_forward(ctx, io.output, s[s_gelu], w(fcproj_w), w(fcproj_b), N, 4 * C, C, C);  // -> (B,T,C)
   ops::residual_forward(ctx, io.output, s[s_mid], io.output);  // out = mid + mlp
 }
@@ -123,8 +123,8 @@ void GPT2TransformerBlock::backward(ComputeContext& ctx, const BlockParams& p, c
   BufferView dx = g.d_input;
   // The residual passes d_output straight to mid; ln2's branch then adds to it.
   ops::copy(ctx, dx, g.d_output);
-  ops::linear_backward(ctx, x[x_dfc], dw(fcproj_w), dw(fcproj_b), g.d_output, s[s_gelu], w(fcproj_w), N, 4 * C, C, C);
-  ops::gelu_bias_backward(ctx, x[x_dfc], dw(fc_b), s[s_fc], x[x_dfc], N, 4 * C);
+  ops::linear_backward_into_gelu(ctx, x[x_dfc], dw(fc_b), dw(fcproj_w), dw(fcproj_b), g.d_output, s[s_gelu],
+                                 w(fcproj_w), s[s_fc], N, 4 * C, C);
   ops::linear_backward(ctx, x[x_dln], dw(fc_w), {}, x[x_dfc], s[s_ln2], w(fc_w), N, C, 4 * C, 4 * C);
   ops::layernorm_backward(ctx, dx, dw(ln2_w), dw(ln2_b), x[x_dln], s[s_mid], w(ln2_w), s[s_ln2_mean], s[s_ln2_rstd],
                           N, C);

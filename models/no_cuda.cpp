@@ -20,7 +20,7 @@
 
 namespace zt::models {
 
-std::unique_ptr<ComputeContext> ComputeContext::cuda(int index, DType, bool, bool) {
+std::unique_ptr<ComputeContext> ComputeContext::cuda(int index, DType, CudaOptions) {
   require_available(Device::cuda(index));  // throws: this build has no CUDA backend
   return nullptr;
 }
@@ -50,6 +50,13 @@ void linear_backward(ComputeContext&, BufferView, BufferView, BufferView, Buffer
                      int, int) { no_cuda(); }
 void bias_gelu_forward(ComputeContext&, BufferView, BufferView, BufferView, int, int) { no_cuda(); }
 void gelu_bias_backward(ComputeContext&, BufferView, BufferView, BufferView, BufferView, int, int) { no_cuda(); }
+void linear_gelu_forward(ComputeContext&, BufferView, BufferView, BufferView, BufferView, BufferView, int, int, int) {
+  no_cuda();
+}
+void linear_backward_into_gelu(ComputeContext&, BufferView, BufferView, BufferView, BufferView, BufferView, BufferView,
+                               BufferView, BufferView, int, int, int) {
+  no_cuda();
+}
 void residual_forward(ComputeContext&, BufferView, BufferView, BufferView) { no_cuda(); }
 void attention_forward(ComputeContext&, BufferView, BufferView, BufferView, BufferView, int, int, int,
                        int) { no_cuda(); }

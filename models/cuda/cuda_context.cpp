@@ -11,22 +11,24 @@ namespace {
 constexpr std::size_t kCublasWorkspaceBytes = 32u << 20;
 }  // namespace
 
-CudaComputeContext::CudaComputeContext(int index, DType dtype, bool allow_tf32, bool cudnn_attention)
+CudaComputeContext::CudaComputeContext(int index, DType dtype, CudaOptions options)
     : index_((activate(Device::cuda(index)), index)),
       dtype_(dtype),
-      allow_tf32_(allow_tf32),
+      options_(options),
       stream_(index, CudaStream::Priority::normal),
       workspace_(Device::cuda(index), DType::f32, kCublasWorkspaceBytes / 4, MemCategory::workspace),
-      cudnn_attention_(index, cudnn_attention) {
+      cudnn_attention_(index, options.cudnn_attention) {
   ZT_CUBLAS_CHECK(cublasCreate(&cublas_));
   ZT_CUBLAS_CHECK(cublasSetStream(cublas_, stream_.handle()));
   ZT_CUBLAS_CHECK(cublasSetWorkspace(cublas_, workspace_.data(), kCublasWorkspaceBytes));
   // TF32 only when asked for (precision.tf32): fp32 runs that compare with the CPU reference
   // turn it off.
-  ZT_CUBLAS_CHECK(cublasSetMathMode(cublas_, allow_tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
+  ZT_CUBLAS_CHECK(cublasSetMathMode(cublas_, options.allow_tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
+  ZT_CUBLAS_CHECK(cublasLtCreate(&cublas_lt_));
 }
 
 CudaComputeContext::~CudaComputeContext() {
+  if (cublas_lt_) cublasLtDestroy(cublas_lt_);
   if (cublas_) cublasDestroy(cublas_);
 }
 
@@ -43,9 +45,9 @@ CudaComputeContext& as_cuda(ComputeContext& ctx) {
   return static_cast<CudaComputeContext&>(ctx);  // the one context on a CUDA device
 }
 
-std::unique_ptr<ComputeContext> ComputeContext::cuda(int index, DType dtype, bool allow_tf32, bool cudnn_attention) {
+std::unique_ptr<ComputeContext> ComputeContext::cuda(int index, DType dtype, CudaOptions options) {
   require_available(Device::cuda(index));
-  return std::make_unique<CudaComputeContext>(index, dtype, allow_tf32, cudnn_attention);
+  return std::make_unique<CudaComputeContext>(index, dtype, options);
 }
 
 }  // namespace zt::models

@@ -24,4 +24,25 @@ struct GemmArgs {
 };
 void gemm(CudaComputeContext& ctx, const GemmArgs& g);
 
+// What cuBLASLt may fuse into a product's result D (M, N) = op(A) op(B) (row-major, as GemmArgs),
+// computed in fp32 before D's one rounding:
+//   bias:      D = AB + bias (N elements, one per column)
+//   gelu_bias: D = gelu(AB + bias), aux (M, N; leading dim aux_ld) = AB + bias, the
+//              pre-activation the backward reads
+//   dgelu:     D = AB * gelu'(aux), GELU's backward fused into the product that computes its
+//              output's gradient
+// GELU is the tanh approximation, GPT-2's.
+struct GemmEpilogue {
+  enum class Kind { bias, gelu_bias, dgelu };
+  Kind kind = Kind::bias;
+  const void* bias = nullptr;
+  void* aux = nullptr;
+  int aux_ld = 0;
+};
+// The product with the epilogue, on cuBLASLt, where the context allows it (CudaOptions), the
+// pointers and leading dims do (gemm_epilogue_rules.h) and cuBLASLt has an algorithm for it; false
+// otherwise, with nothing queued, and the caller runs the separate kernels. g: batch 1, alpha 1,
+// beta 0.
+bool gemm_with_epilogue(CudaComputeContext& ctx, const GemmArgs& g, const GemmEpilogue& e);
+
 }  // namespace zt::models::cuda

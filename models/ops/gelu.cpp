@@ -5,6 +5,7 @@
 #include "models/cpu/fast_math.h"
 #include "models/cpu/fp32_views.h"
 #include "models/ops/checks.h"
+#include "models/ops/linear.h"
 
 namespace zt::models::cpu {
 
@@ -115,6 +116,39 @@ void gelu_bias_backward(ComputeContext& ctx, BufferView dpre, BufferView dbias, 
   cpu::Fp32Views w;
   cpu::gelu_bias_backward(w.out(dpre), w.out(dbias), w.in(pre), w.in(dout), N, OC);
   w.store();
+}
+
+void linear_gelu_forward(ComputeContext& ctx, BufferView out, BufferView pre, BufferView inp, BufferView weight,
+                         BufferView bias, int N, int IC, int OC) {
+  if (ctx.device().is_cuda()) {
+    check_act(ctx, out, sz(N, OC), "gelu out");
+    check_act(ctx, pre, sz(N, OC), "gelu pre");
+    check_act(ctx, inp, sz(N, IC), "linear inp");
+    check_act(ctx, weight, sz(OC, IC), "linear weight");
+    check_act(ctx, bias, OC, "gelu bias");
+    return on_cuda::linear_gelu_forward(ctx, out, pre, inp, weight, bias, N, IC, OC);
+  }
+  linear_forward(ctx, pre, inp, weight, {}, N, IC, OC, OC);
+  bias_gelu_forward(ctx, out, pre, bias, N, OC);
+}
+
+void linear_backward_into_gelu(ComputeContext& ctx, BufferView dpre, BufferView dbias, BufferView dweight2,
+                               BufferView dbias2, BufferView dout, BufferView gelu_out, BufferView weight2,
+                               BufferView pre, int N, int OC, int OC2) {
+  if (ctx.device().is_cuda()) {
+    check_act(ctx, dpre, sz(N, OC), "gelu dpre");
+    check_act(ctx, dbias, OC, "gelu dbias");
+    check_act(ctx, dweight2, sz(OC2, OC), "linear dweight");
+    check_act(ctx, dout, sz(N, OC2), "linear dout");
+    check_act(ctx, gelu_out, sz(N, OC), "gelu out");
+    check_act(ctx, weight2, sz(OC2, OC), "linear weight");
+    check_act(ctx, pre, sz(N, OC), "gelu pre");
+    if (dbias2.numel > 0) check_act(ctx, dbias2, OC2, "linear dbias");
+    return on_cuda::linear_backward_into_gelu(ctx, dpre, dbias, dweight2, dbias2, dout, gelu_out, weight2, pre, N, OC,
+                                              OC2);
+  }
+  linear_backward(ctx, dpre, dweight2, dbias2, dout, gelu_out, weight2, N, OC, OC2, OC2);
+  gelu_bias_backward(ctx, dpre, dbias, pre, dpre, N, OC);
 }
 
 }  // namespace zt::models::ops

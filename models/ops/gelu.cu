@@ -4,7 +4,9 @@
 #include "models/ops/gelu.h"
 
 #include "models/cuda/cuda_context.h"
+#include "models/cuda/gemm.h"
 #include "models/cuda/shared_kernels.h"
+#include "models/ops/linear.h"
 #include "models/cuda/storage.cuh"
 
 namespace zt::models::cuda {
@@ -130,6 +132,35 @@ void gelu_bias_backward(ComputeContext& ctx, BufferView dpre, BufferView dbias, 
   cuda::gelu_backward(dpre.data, pre.data, dout.data, count(N, OC), c.dtype(), c.handle());
   cuda::bias_backward(dbias.data, dpre.data, c.reduction_scratch(cuda::column_sum_scratch_floats(N, OC)), N, OC, OC,
                       c.dtype(), c.handle());
+}
+
+void linear_gelu_forward(ComputeContext& ctx, BufferView out, BufferView pre, BufferView inp, BufferView weight,
+                         BufferView bias, int N, int IC, int OC) {
+  CudaComputeContext& c = as_cuda(ctx);
+  cuda::GemmArgs g;  // out (N, OC) = gelu(inp (N, IC) weight^T + bias), pre kept
+  g.trans_b = true;
+  g.M = N, g.N = OC, g.K = IC;
+  g.A = inp.data, g.lda = IC, g.B = weight.data, g.ldb = IC, g.C = out.data, g.ldc = OC;
+  if (cuda::gemm_with_epilogue(c, g, {cuda::GemmEpilogue::Kind::gelu_bias, bias.data, pre.data, OC})) return;
+  linear_forward(ctx, pre, inp, weight, {}, N, IC, OC, OC);
+  bias_gelu_forward(ctx, out, pre, bias, N, OC);
+}
+
+void linear_backward_into_gelu(ComputeContext& ctx, BufferView dpre, BufferView dbias, BufferView dweight2,
+                               BufferView dbias2, BufferView dout, BufferView gelu_out, BufferView weight2,
+                               BufferView pre, int N, int OC, int OC2) {
+  CudaComputeContext& c = as_cuda(ctx);
+  cuda::GemmArgs g;  // dpre (N, OC) = dout (N, OC2) weight2 (OC2, OC) * gelu'(pre)
+  g.M = N, g.N = OC, g.K = OC2;
+  g.A = dout.data, g.lda = OC2, g.B = weight2.data, g.ldb = OC, g.C = dpre.data, g.ldc = OC;
+  if (cuda::gemm_with_epilogue(c, g, {cuda::GemmEpilogue::Kind::dgelu, nullptr, pre.data, OC})) {
+    linear_backward(ctx, {}, dweight2, dbias2, dout, gelu_out, weight2, N, OC, OC2, OC2);
+    cuda::bias_backward(dbias.data, dpre.data, c.reduction_scratch(cuda::column_sum_scratch_floats(N, OC)), N, OC, OC,
+                        c.dtype(), c.handle());
+    return;
+  }
+  linear_backward(ctx, dpre, dweight2, dbias2, dout, gelu_out, weight2, N, OC, OC2, OC2);
+  gelu_bias_backward(ctx, dpre, dbias, pre, dpre, N, OC);
 }
 
 }  // namespace zt::models::ops::on_cuda

@@ -34,12 +34,31 @@ void bias_gelu_forward(ComputeContext& ctx, BufferView out, BufferView pre, Buff
 void gelu_bias_backward(ComputeContext& ctx, BufferView dpre, BufferView dbias, BufferView pre, BufferView dout, int N,
                         int OC);
 
+// A linear layer and the GELU after it as one op: pre (N, OC) = inp (N, IC) weight^T + bias,
+// out = gelu(pre). The values of linear_forward without the bias, then bias_gelu_forward; on the
+// GPU one product with cuBLASLt's GELU epilogue where it applies (models/cuda/gemm.h).
+void linear_gelu_forward(ComputeContext& ctx, BufferView out, BufferView pre, BufferView inp, BufferView weight,
+                         BufferView bias, int N, int IC, int OC);
+// The backward of a linear layer (weight2 (OC2, OC), bias2) whose input was gelu(pre), through the
+// GELU: dweight2 and dbias2 accumulated as linear_backward does; dpre (N, OC) = (dout weight2) *
+// gelu'(pre), overwritten; dbias (OC) += the column sums of dpre. The values of linear_backward,
+// then gelu_bias_backward in place; on the GPU, GELU's backward fused into dpre's product as
+// cuBLASLt's dGELU epilogue where it applies.
+void linear_backward_into_gelu(ComputeContext& ctx, BufferView dpre, BufferView dbias, BufferView dweight2,
+                               BufferView dbias2, BufferView dout, BufferView gelu_out, BufferView weight2,
+                               BufferView pre, int N, int OC, int OC2);
+
 // The op on a CUDA context (gelu.cu; in a build without CUDA, the "built without CUDA" error of
 // models/no_cuda.cpp).
 namespace on_cuda {
 void bias_gelu_forward(ComputeContext& ctx, BufferView out, BufferView pre, BufferView bias, int N, int OC);
 void gelu_bias_backward(ComputeContext& ctx, BufferView dpre, BufferView dbias, BufferView pre, BufferView dout, int N,
                         int OC);
+void linear_gelu_forward(ComputeContext& ctx, BufferView out, BufferView pre, BufferView inp, BufferView weight,
+                         BufferView bias, int N, int IC, int OC);
+void linear_backward_into_gelu(ComputeContext& ctx, BufferView dpre, BufferView dbias, BufferView dweight2,
+                               BufferView dbias2, BufferView dout, BufferView gelu_out, BufferView weight2,
+                               BufferView pre, int N, int OC, int OC2);
 }  // namespace on_cuda
 
 }  // namespace zt::models::ops

@@ -1,5 +1,6 @@
 // The linear layer on the GPU (mirrors linear.cpp): cuBLAS products with fp32 accumulation
-// (models/cuda/gemm.h) and the shared bias kernels.
+// (models/cuda/gemm.h), the forward's bias fused into the product as cuBLASLt's epilogue where it
+// applies, the shared bias kernels otherwise and for the bias gradient.
 #include "models/ops/linear.h"
 
 #include "models/cuda/cuda_context.h"
@@ -16,6 +17,7 @@ void linear_forward(ComputeContext& ctx, BufferView out, BufferView inp, BufferV
   g.trans_b = true;
   g.M = N, g.N = OC, g.K = IC;
   g.A = inp.data, g.lda = IC, g.B = weight.data, g.ldb = IC, g.C = out.data, g.ldc = ldo;
+  if (bias.numel > 0 && cuda::gemm_with_epilogue(c, g, {cuda::GemmEpilogue::Kind::bias, bias.data})) return;
   cuda::gemm(c, g);
   if (bias.numel > 0) cuda::bias_forward(out.data, bias.data, N, OC, ldo, c.dtype(), c.handle());
 }

@@ -38,8 +38,9 @@ EvalResult evaluate_checkpoint(const EvalOptions& options) {
   auto model = build_model(config.model);
   reader.check_blocks_match(*model);
   auto ctx = device.is_cpu() ? models::ComputeContext::cpu(1, config.precision.dtype)
-                             : models::ComputeContext::cuda(device.index, config.precision.dtype, config.precision.tf32,
-                                                           config.train.cudnn_attention);
+                             : models::ComputeContext::cuda(device.index, config.precision.dtype,
+                                                           {.allow_tf32 = config.precision.tf32,
+                                                            .cudnn_attention = config.train.cudnn_attention});
   const int B = static_cast<int>(config.train.train_micro_batch_size_per_gpu);
   const int T = static_cast<int>(effective_seq_len(config));
   ZeroOptions zero = zero_options(config);

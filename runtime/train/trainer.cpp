@@ -123,8 +123,9 @@ Trainer::Trainer(const Config& config, MPI_Comm job) : config_(config), schedule
     set_reference_cpu_kernels(config.train.cpu_reference_kernels);
     log_cpu_compute(config, launch.local_size, threads);
   } else {
-    ctx_ = models::ComputeContext::cuda(device.index, config.precision.dtype, config.precision.tf32,
-                                        config.train.cudnn_attention);
+    ctx_ = models::ComputeContext::cuda(device.index, config.precision.dtype,
+                                        {.allow_tf32 = config.precision.tf32,
+                                         .cudnn_attention = config.train.cudnn_attention});
   }
   micro_batch_ = static_cast<int>(config.train.train_micro_batch_size_per_gpu);
   seq_len_ = models::positions_per_row(config.model, effective_seq_len(config));

@@ -61,7 +61,7 @@ class CudaVsCpu : public ::testing::TestWithParam<DType> {
   void SetUp() override {
     ZT_SKIP_WITHOUT_CUDA_DEVICE();
     dt_ = GetParam();
-    gpu_ = ComputeContext::cuda(0, dt_, /*allow_tf32=*/false);  // compared with the fp32 CPU reference
+    gpu_ = ComputeContext::cuda(0, dt_, {.allow_tf32 = false});  // compared with the fp32 CPU reference
     cpu_ = ComputeContext::cpu(1, dt_);
     rng_.seed(std::random_device{}());  // fresh inputs every run (METHOD.md); printed on failure
     seed_ = rng_();
@@ -147,7 +147,7 @@ class CudaVsCpu : public ::testing::TestWithParam<DType> {
   double tol() const { return dt_ == DType::f32 ? 1e-4 : 1e-2; }
 
   // The GPU context with attention on cuDNN (where it loads) or on the flash kernels alone.
-  void use_cudnn_attention(bool on) { gpu_ = ComputeContext::cuda(0, dt_, /*allow_tf32=*/false, on); }
+  void use_cudnn_attention(bool on) { gpu_ = ComputeContext::cuda(0, dt_, {.allow_tf32 = false, .cudnn_attention = on}); }
   // Where the flash kernels' shapes were run with cuDNN asked for, cuDNN ran them if it loads (a
   // shape it refuses would silently cost its speed), and the flash kernels ran them otherwise.
   void expect_attention_path(bool flash_shape, bool cudnn_asked) {
@@ -203,33 +203,69 @@ TEST_P(CudaVsCpu, LayerNormForwardBackward) {
   }
 }
 
-TEST_P(CudaVsCpu, LinearForwardBackwardPaddedRows) {
-  const int N = 200, IC = 64, OC = 72, ldo = 80;
-  auto inp = make(random(N * IC)), w = make(random(OC * IC, 0.1f)), b = make(random(OC));
-  auto out = poisoned(N * ldo);
-  auto douth = random(N * ldo);
-  for (int n = 0; n < N; ++n)
-    for (int o = OC; o < ldo; ++o) douth[n * ldo + o] = 0.0f;
-  auto dout = make(douth);
-  auto dinp = poisoned(N * IC), dw = make(random(OC * IC)), db = make(random(OC));
-  for (auto* ctx : {cpu_.get(), gpu_.get()}) {
-    auto v = [&](Pair& p) { return ctx == cpu_.get() ? p.c.view() : p.g.view(); };
-    ops::linear_forward(*ctx, v(out), v(inp), v(w), v(b), N, IC, OC, ldo);
-    ops::linear_backward(*ctx, v(dinp), v(dw), v(db), v(dout), v(inp), v(w), N, IC, OC, ldo);
-  }
-  // Padding columns of out are never written by either side: compare the real ones only.
-  auto g = download(out.g), cpu_out = widened(out.c);
-  double diff = 0, norm = 0;
-  for (int n = 0; n < N; ++n)
-    for (int o = 0; o < OC; ++o) {
-      double c = cpu_out[n * ldo + o];
-      ASSERT_FALSE(std::isnan(g[n * ldo + o]));
-      diff += (g[n * ldo + o] - c) * (g[n * ldo + o] - c), norm += c * c;
+// GPT-2's MLP pair: c_fc with its GELU, and c_proj's backward into that GELU, with the products'
+// epilogues on (cuBLASLt's bias + GELU and dGELU in bf16 and f16 where rows are multiples of 8
+// elements: OC 104) and off, and OC 100, which keeps the separate kernels either way.
+TEST_P(CudaVsCpu, LinearGeluWithAndWithoutEpilogues) {
+  const int N = 96, IC = 64, OC2 = 48;
+  for (bool epilogues : {true, false})
+  for (int OC : {104, 100}) {
+    SCOPED_TRACE("OC " + std::to_string(OC) + (epilogues ? " epilogues" : " separate kernels"));
+    gpu_ = ComputeContext::cuda(0, dt_, {.allow_tf32 = false, .gemm_epilogues = epilogues});
+    auto inp = make(random(N * IC)), w = make(random(OC * IC, 0.1f)), b = make(random(OC));
+    auto w2 = make(random(OC2 * OC, 0.1f)), dout = make(random(N * OC2));
+    auto out = poisoned(N * OC), pre = poisoned(N * OC), dpre = poisoned(N * OC);
+    auto db = make(random(OC)), dw2 = make(random(OC2 * OC)), db2 = make(random(OC2));
+    for (auto* ctx : {cpu_.get(), gpu_.get()}) {
+      auto v = [&](Pair& p) { return ctx == cpu_.get() ? p.c.view() : p.g.view(); };
+      ops::linear_gelu_forward(*ctx, v(out), v(pre), v(inp), v(w), v(b), N, IC, OC);
+      ops::linear_backward_into_gelu(*ctx, v(dpre), v(db), v(dw2), v(db2), v(dout), v(out), v(w2), v(pre), N, OC,
+                                     OC2);
     }
-  EXPECT_LT(std::sqrt(diff / norm), tol()) << "linear out";
-  expect_close(dinp, "linear dinp");
-  expect_close(dw, "linear dweight");
-  expect_close(db, "linear dbias");
+    const bool fused = epilogues && OC % 8 == 0 && dt_ != DType::f32;
+    EXPECT_EQ(as_cuda(*gpu_).epilogue_products(), fused ? 2u : 0u) << "the forward's and the dGELU's products";
+    expect_close(pre, "linear_gelu pre");
+    expect_close(out, "linear_gelu out");
+    expect_close(dpre, "into gelu dpre");
+    expect_close(db, "into gelu dbias");
+    expect_close(dw2, "into gelu dweight2");
+    expect_close(db2, "into gelu dbias2");
+  }
+}
+
+// In bf16 and f16 the bias is the product's epilogue (cuBLASLt) where allowed: both ways here.
+TEST_P(CudaVsCpu, LinearForwardBackwardPaddedRows) {
+  for (bool epilogues : {true, false}) {
+    SCOPED_TRACE(epilogues ? "epilogues" : "separate kernels");
+    gpu_ = ComputeContext::cuda(0, dt_, {.allow_tf32 = false, .gemm_epilogues = epilogues});
+    const int N = 200, IC = 64, OC = 72, ldo = 80;
+    auto inp = make(random(N * IC)), w = make(random(OC * IC, 0.1f)), b = make(random(OC));
+    auto out = poisoned(N * ldo);
+    auto douth = random(N * ldo);
+    for (int n = 0; n < N; ++n)
+      for (int o = OC; o < ldo; ++o) douth[n * ldo + o] = 0.0f;
+    auto dout = make(douth);
+    auto dinp = poisoned(N * IC), dw = make(random(OC * IC)), db = make(random(OC));
+    for (auto* ctx : {cpu_.get(), gpu_.get()}) {
+      auto v = [&](Pair& p) { return ctx == cpu_.get() ? p.c.view() : p.g.view(); };
+      ops::linear_forward(*ctx, v(out), v(inp), v(w), v(b), N, IC, OC, ldo);
+      ops::linear_backward(*ctx, v(dinp), v(dw), v(db), v(dout), v(inp), v(w), N, IC, OC, ldo);
+    }
+    // Padding columns of out are never written by either side: compare the real ones only.
+    auto g = download(out.g), cpu_out = widened(out.c);
+    double diff = 0, norm = 0;
+    for (int n = 0; n < N; ++n)
+      for (int o = 0; o < OC; ++o) {
+        double c = cpu_out[n * ldo + o];
+        ASSERT_FALSE(std::isnan(g[n * ldo + o]));
+        diff += (g[n * ldo + o] - c) * (g[n * ldo + o] - c), norm += c * c;
+      }
+    EXPECT_LT(std::sqrt(diff / norm), tol()) << "linear out";
+    EXPECT_EQ(as_cuda(*gpu_).epilogue_products(), epilogues && dt_ != DType::f32 ? 1u : 0u) << "the bias's product";
+    expect_close(dinp, "linear dinp");
+    expect_close(dw, "linear dweight");
+    expect_close(db, "linear dbias");
+  }
 }
 
 // OC 104 takes the eight-column bias + GELU kernels, OC 101 the scalar ones.

@@ -124,7 +124,7 @@ part_sanitizer() {  # (2) memcheck on 2 ranks (staged MPI), racecheck on 1, bf16
 
 part_perf() {  # (3) GPT-2 124M bf16 on 1 GPU: zerotrain vs PyTorch eager and torch.compile
   [ -n "$ZT_PYTHON" ] || echo "no Python with PyTorch and CUDA here: the torch rows are left out"
-  local status=0
+  local status=0 round choice attention epilogues
   # perf_gpu.py runs bin/zerotrain, which puts the kit's libraries first for itself alone; PyTorch
   # sees the machine's environment as it is.
   ZT_BIN=$kit/bin/zerotrain ZT_TORCH_PYTHON=$ZT_PYTHON "${ZT_PYTHON:-python3}" \
@@ -134,12 +134,17 @@ part_perf() {  # (3) GPT-2 124M bf16 on 1 GPU: zerotrain vs PyTorch eager and to
         "$status" "$(tail -30 "$logs/perf_gpu.log")" > "$out/perf.md"; }
   # The models' forward + backward alone (no optimizer, no engine), to split the step's time.
   if [ -x "$kit/libexec/zt_bench_gpt2_step" ]; then
-    # cuDNN's fused attention and the flash kernels, two interleaved rounds each.
-    { echo; echo "Forward + backward of the model alone (\`zt_bench_gpt2_step\`, no optimizer or engine), attention on"
-      echo "cuDNN (where it loads) and on the flash kernels, interleaved:"; echo; echo '```'
-      for attention in cudnn flash cudnn flash; do
-        timeout 60 "$kit_run" "$kit/libexec/zt_bench_gpt2_step" --preset gpt2-124m --batch "${ZT_KIT_PERF_BATCH:-16}" \
-          --seq 1024 --dtype bf16 --warmup 3 --steps 10 --attention "$attention" 2>&1 || status=$?
+    # Each kernel choice against the default (cuDNN attention, cuBLASLt epilogues), two interleaved
+    # rounds: the flash kernels instead of cuDNN, the separate bias/GELU kernels instead of epilogues.
+    { echo; echo "Forward + backward of the model alone (\`zt_bench_gpt2_step\`, no optimizer or engine): the default"
+      echo "kernels, attention on the flash kernels, and no epilogues, interleaved:"; echo; echo '```'
+      for round in 1 2; do
+        for choice in "cudnn on" "flash on" "cudnn off"; do
+          read -r attention epilogues <<<"$choice"
+          echo "--- round $round: --attention $attention --epilogues $epilogues"
+          timeout 60 "$kit_run" "$kit/libexec/zt_bench_gpt2_step" --preset gpt2-124m --batch "${ZT_KIT_PERF_BATCH:-16}" \
+            --seq 1024 --dtype bf16 --warmup 3 --steps 10 --attention "$attention" --epilogues "$epilogues" 2>&1 || status=$?
+        done
       done
       echo '```'; } >> "$out/perf.md"
   fi
