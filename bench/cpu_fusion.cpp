@@ -1,12 +1,14 @@
 // zt_bench_cpu_fusion: the fused CPU kernels against the two passes each replaced, on one thread,
 // at the shapes of a GPT-2 block: N = B*T rows of width C (LayerNorm) and 4C (GELU).
 //
-//   zt_bench_cpu_fusion N C [repeats]
+//   zt_bench_cpu_fusion N C [repeats] [V]
 //
 // Unfused, as the block ran them before the fusion:
 //   bias + GELU forward   the bias written into the pre-activation in a pass of its own, then GELU
 //   GELU + bias backward  GELU' over the rows, then the bias gradient's column sums in a second pass
 //   residual + LayerNorm  residual_forward, then layernorm_forward reading mid back
+//   classifier            softmax_xent_forward, then softmax_xent_backward over the logits (N rows
+//                         of a vocabulary of V, default 50257, padded to a multiple of 64)
 // (the GELU passes are the fused kernels with a zero bias / a discarded bias gradient, which cost
 // what the old element-wise GELU cost). Fused and unfused alternate, repeats times each; prints
 // one markdown row per pair with the medians in ms.
@@ -20,6 +22,7 @@
 #include "models/ops/gelu.h"
 #include "models/ops/layernorm.h"
 #include "models/ops/residual.h"
+#include "models/ops/softmax_xent.h"
 
 namespace {
 
@@ -46,11 +49,12 @@ void compare(const char* what, int repeats, const std::function<void()>& fused, 
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: zt_bench_cpu_fusion N C [repeats]\n");
+    std::fprintf(stderr, "usage: zt_bench_cpu_fusion N C [repeats] [V]\n");
     return 2;
   }
   const int N = std::atoi(argv[1]), C = std::atoi(argv[2]), repeats = argc > 3 ? std::atoi(argv[3]) : 21;
-  if (N < 1 || C < 1 || repeats < 1) {
+  const int V = argc > 4 ? std::atoi(argv[4]) : 50257, Vp = (V + 63) / 64 * 64;
+  if (N < 1 || C < 1 || repeats < 1 || V < 1) {
     std::fprintf(stderr, "zt_bench_cpu_fusion: N, C and repeats must be positive (got %s %s)\n", argv[1], argv[2]);
     return 2;
   }
@@ -87,6 +91,17 @@ int main(int argc, char** argv) {
           [&] {
             residual_forward(mid.data(), a.data(), b.data(), nc);
             layernorm_forward(ln.data(), mean.data(), rstd.data(), mid.data(), w.data(), lb.data(), N, C);
+          });
+  // The logits become their gradient in both versions; the cost does not depend on the values.
+  std::vector<float> logits(static_cast<std::size_t>(N) * Vp), losses(N);
+  for (std::size_t i = 0; i < logits.size(); ++i) logits[i] = 0.01f * static_cast<float>(i % 997) - 5.0f;
+  std::vector<std::int32_t> targets(N);
+  for (int n = 0; n < N; ++n) targets[n] = (n * 7919) % V;
+  compare("classifier forward + backward", repeats,
+          [&] { softmax_xent_forward_backward(losses.data(), logits.data(), targets.data(), 1.0f / N, N, V, Vp); },
+          [&] {
+            softmax_xent_forward(losses.data(), logits.data(), targets.data(), N, V, Vp);
+            softmax_xent_backward(logits.data(), logits.data(), targets.data(), 1.0f / N, N, V, Vp);
           });
   return 0;
 }

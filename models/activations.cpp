@@ -249,6 +249,7 @@ BlockIO Activations::io(std::size_t block) const {
   for (const Slot& s : scratch_.at(block)) io.scratch.push_back(view(s));
   io.targets = view(targets_);
   io.token_index = &token_index_;
+  if (loss_scale_in_forward_) io.dloss_in_forward = loss_dloss(*loss_scale_in_forward_, valid_targets_);
   return io;
 }
 

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -74,6 +75,10 @@ class Activations {
   void set_tokens(const TokenBatch& batch);
   void set_features(std::span<const float> features, std::span<const std::int32_t> targets);
   int valid_targets() const { return valid_targets_; }
+  // A training step's forward also computes the loss's gradient over the logits, for a backward
+  // given this loss_scale (backward_block's); nullopt (evaluations, and the default) computes the
+  // losses alone. BlockIO::dloss_in_forward carries it to the loss block.
+  void set_loss_gradient_in_forward(std::optional<float> loss_scale) { loss_scale_in_forward_ = loss_scale; }
 
   // The views block i works with (see block.h).
   BlockIO io(std::size_t block) const;
@@ -117,6 +122,7 @@ class Activations {
   std::vector<bool> recomputed_;
   Slot grad_stream_[2];
   int valid_targets_ = 0;
+  std::optional<float> loss_scale_in_forward_;
   ops::TokenIndex token_index_;
   Stream* stream_ = nullptr;
   // GPU only: two page-locked staging buffers used in turn, each with the event after which the

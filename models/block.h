@@ -35,6 +35,11 @@ struct ActivationSlot {
 };
 
 // The activations one block sees during a call; views are on the compute device.
+// dL/d(loss of one non-ignored position) for a mean over `valid` positions, times loss_scale.
+inline float loss_dloss(float loss_scale, int valid) {
+  return valid > 0 ? loss_scale / static_cast<float>(valid) : 0.0f;
+}
+
 struct BlockIO {
   int B = 0, T = 0;
   BufferView input;                  // previous block's output; the model input for block 0
@@ -43,6 +48,10 @@ struct BlockIO {
   std::vector<BufferView> scratch;   // in the order of scratch_slots()
   BufferView targets;                // i32 (B*T); read by the loss block
   const ops::TokenIndex* token_index = nullptr;  // of the model input, for the embedding backward
+  // Loss block: set in a training step's forward (Activations::set_loss_gradient_in_forward), the
+  // dL/d(loss of one non-ignored position) its backward will be given. The forward then writes the
+  // logits' gradient over them with the losses (ops::classifier_forward), one pass fewer.
+  std::optional<float> dloss_in_forward;
 };
 
 // What a lookup block's backward does, for a block whose backward does only that (an embedding):

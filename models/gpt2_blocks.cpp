@@ -177,7 +177,7 @@ void GPT2HeadBlock::forward(ComputeContext& ctx, const BlockParams& p, const Blo
   ops::layernorm_forward(ctx, s[h_ln], s[h_mean], s[h_rstd], io.input, layout_.view(p.params, 0),
                          layout_.view(p.params, 1), N, C);
   ops::linear_forward(ctx, s[h_logits], s[h_ln], wte, {}, N, C, Vp, Vp);  // (B,T,C) -> (B,T,Vp)
-  ops::softmax_xent_forward(ctx, io.output, s[h_logits], io.targets, N, V, Vp);  // -> (B,T) f32
+  ops::classifier_forward(ctx, io.output, s[h_logits], io.targets, io.dloss_in_forward, N, V, Vp);  // -> (B,T) f32
 }
 
 void GPT2HeadBlock::backward(ComputeContext& ctx, const BlockParams& p, const BlockGrads& g, const BlockIO& io) {
@@ -185,8 +185,8 @@ void GPT2HeadBlock::backward(ComputeContext& ctx, const BlockParams& p, const Bl
   const auto& s = io.saved;
   BufferView wte = embedding_layout_->view(p.tied_params, 0);
   BufferView dwte = embedding_layout_->view(g.tied_grads, 0);
-  // The logits are dead after this: their gradient overwrites them in place (saves (B,T,Vp)).
-  ops::softmax_xent_backward(ctx, s[h_logits], s[h_logits], io.targets, g.dloss, N, V, Vp);
+  // The logits' gradient overwrites them in place (saves (B,T,Vp)), here or in a fused forward.
+  ops::classifier_backward(ctx, s[h_logits], io.targets, io.dloss_in_forward, g.dloss, N, V, Vp);
   // The tied table's gradient first: its reduction then runs while the input's gradient is computed.
   ops::linear_backward(ctx, {}, dwte, {}, s[h_logits], s[h_ln], wte, N, C, Vp, Vp);
   g.tied_grads_complete();

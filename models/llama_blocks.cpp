@@ -230,7 +230,7 @@ void LlamaHeadBlock::forward(ComputeContext& ctx, const BlockParams& p, const Bl
   const BufferView head = c_.tie_embeddings ? embedding_layout_->view(p.tied_params, 0) : layout_.view(p.params, 1);
   ops::rmsnorm_forward(ctx, s[h_ln], s[h_rstd], io.input, layout_.view(p.params, 0), N, C, c_.rms_norm_eps);
   ops::linear_forward(ctx, s[h_logits], s[h_ln], head, {}, N, C, V, V);  // (B,T,C) -> (B,T,V)
-  ops::softmax_xent_forward(ctx, io.output, s[h_logits], io.targets, N, V, V);  // -> (B,T) f32
+  ops::classifier_forward(ctx, io.output, s[h_logits], io.targets, io.dloss_in_forward, N, V, V);  // -> (B,T) f32
 }
 
 void LlamaHeadBlock::backward(ComputeContext& ctx, const BlockParams& p, const BlockGrads& g, const BlockIO& io) {
@@ -238,8 +238,8 @@ void LlamaHeadBlock::backward(ComputeContext& ctx, const BlockParams& p, const B
   const auto& s = io.saved;
   const BufferView head = c_.tie_embeddings ? embedding_layout_->view(p.tied_params, 0) : layout_.view(p.params, 1);
   const BufferView dhead = c_.tie_embeddings ? embedding_layout_->view(g.tied_grads, 0) : layout_.view(g.grads, 1);
-  // The logits are dead after this: their gradient overwrites them in place (saves (B,T,V)).
-  ops::softmax_xent_backward(ctx, s[h_logits], s[h_logits], io.targets, g.dloss, N, V, V);
+  // The logits' gradient overwrites them in place (saves (B,T,V)), here or in a fused forward.
+  ops::classifier_backward(ctx, s[h_logits], io.targets, io.dloss_in_forward, g.dloss, N, V, V);
   // The head's weight gradient first: tied, its reduction then runs while the input's gradient is
   // computed.
   ops::linear_backward(ctx, {}, dhead, {}, s[h_logits], s[h_ln], head, N, C, V, V);

@@ -68,11 +68,11 @@ class MLPOutputBlock final : public Block {
     int N = io.B * io.T;
     ops::linear_forward(ctx, io.saved[0], io.input, layout_.view(p.params, 0), layout_.view(p.params, 1), N, in_,
                         classes_, classes_);
-    ops::softmax_xent_forward(ctx, io.output, io.saved[0], io.targets, N, classes_, classes_);
+    ops::classifier_forward(ctx, io.output, io.saved[0], io.targets, io.dloss_in_forward, N, classes_, classes_);
   }
   void backward(ComputeContext& ctx, const BlockParams& p, const BlockGrads& g, const BlockIO& io) override {
     int N = io.B * io.T;
-    ops::softmax_xent_backward(ctx, io.saved[0], io.saved[0], io.targets, g.dloss, N, classes_, classes_);
+    ops::classifier_backward(ctx, io.saved[0], io.targets, io.dloss_in_forward, g.dloss, N, classes_, classes_);
     ops::linear_backward(ctx, g.d_input, layout_.view(g.grads, 0), layout_.view(g.grads, 1), io.saved[0], io.input,
                          layout_.view(p.params, 0), N, in_, classes_, classes_);
   }

@@ -109,7 +109,7 @@ void backward_block(ComputeContext& ctx, const Model& model, std::size_t i, cons
   g.tied_grads = tied_grads;
   g.d_output = acts.d_output(i);
   g.d_input = acts.d_input(i);
-  g.dloss = acts.valid_targets() > 0 ? loss_scale / static_cast<float>(acts.valid_targets()) : 0.0f;
+  g.dloss = loss_dloss(loss_scale, acts.valid_targets());
   model.block(i).backward(ctx, p, g, acts.io(i));
   if (tied_grads_done && !done) tied_grads_done();  // a block that adds to it until its end
 }

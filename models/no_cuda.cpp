@@ -64,6 +64,9 @@ void attention_backward(ComputeContext&, BufferView, BufferView, BufferView, Buf
                         int, int, int) { no_cuda(); }
 void softmax_xent_forward(ComputeContext&, BufferView, BufferView, BufferView, int, int, int) { no_cuda(); }
 void softmax_xent_backward(ComputeContext&, BufferView, BufferView, BufferView, float, int, int, int) { no_cuda(); }
+void softmax_xent_forward_backward(ComputeContext&, BufferView, BufferView, BufferView, float, int, int, int) {
+  no_cuda();
+}
 void add_mean_loss(ComputeContext&, BufferView, BufferView, int) { no_cuda(); }
 void rmsnorm_forward(ComputeContext&, BufferView, BufferView, BufferView, BufferView, int, int, float,
                      RowGroups) { no_cuda(); }

@@ -266,6 +266,10 @@ void ZeroEngine::forward_pass(models::Activations& acts, bool backward_follows, 
 
 void ZeroEngine::forward_backward(models::Activations& acts, bool boundary, bool first_step_reads_rows) {
   const std::size_t n = model_.num_blocks();
+  const double scale = options_.loss_scaling ? loss_scaler_.scale() : 1.0;
+  const float dloss_multiplier = static_cast<float>(scale / options_.gradient_accumulation_steps);
+  // The loss block's forward writes the logits' gradient with the losses (the fused classifier).
+  acts.set_loss_gradient_in_forward(dloss_multiplier);
   forward_pass(acts, true, first_step_reads_rows);
   models::ops::add_mean_loss(ctx_, statistics_.loss_accumulator(), acts.losses(), acts.valid_targets());
   const bool reduce_now = options_.stage >= 2 || boundary;
@@ -280,8 +284,6 @@ void ZeroEngine::forward_backward(models::Activations& acts, bool boundary, bool
       };
     reducer_->begin(grad_shard_.view(), [this](std::size_t b) { return complete_grad(b); }, std::move(landed));
   }
-  const double scale = options_.loss_scaling ? loss_scaler_.scale() : 1.0;
-  const float dloss_multiplier = static_cast<float>(scale / options_.gradient_accumulation_steps);
   if (choose_bucket_size_after_step_) backward_begin_ = ctx_.stream().record();
   for (std::size_t b = n; b-- > 0;) {
     const std::size_t step = n + (n - 1 - b);
@@ -322,6 +324,7 @@ void ZeroEngine::forward_backward(models::Activations& acts, bool boundary, bool
     if (gatherer_) gatherer_->leave(step);
     if (reduce_now) release(reducer_->block_ready(b));
   }
+  acts.set_loss_gradient_in_forward(std::nullopt);
   if (choose_bucket_size_after_step_) backward_end_ = ctx_.stream().record();
   if (reduce_now) {
     for (std::size_t packed : reducer_->finish())

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstring>
+#include <stdexcept>
 
 #include "models/cpu/fast_math.h"
 #include "models/cpu/fp32_views.h"
@@ -91,8 +92,19 @@ void forward_rows(float* losses, const float* logits, const std::int32_t* target
   }
 }
 
-ZT_CPU_KERNEL void backward_rows(float* dlogits, const float* logits, const std::int32_t* targets, float dloss,
-                                 std::size_t n0, std::size_t n1, int V, int Vp) {
+// One row's gradient from its maximum and sum; drow may alias row.
+ZT_CPU_KERNEL void row_gradient(float* drow, const float* row, std::int32_t target, float dloss, float max, float sum,
+                                int V, int Vp) {
+  const float scale = dloss / sum;
+  const float target_logit = row[target];  // read before the row may be overwritten (aliasing)
+#pragma omp simd
+  for (int v = 0; v < V; ++v) drow[v] = fast::exp(row[v] - max) * scale;
+  drow[target] = fast::exp(target_logit - max) * scale - dloss;
+  for (int v = V; v < Vp; ++v) drow[v] = 0.0f;
+}
+
+void backward_rows(float* dlogits, const float* logits, const std::int32_t* targets, float dloss, std::size_t n0,
+                   std::size_t n1, int V, int Vp) {
   for (std::size_t n = n0; n < n1; ++n) {
     const float* row = logits + n * Vp;
     float* drow = dlogits + n * Vp;
@@ -103,12 +115,7 @@ ZT_CPU_KERNEL void backward_rows(float* dlogits, const float* logits, const std:
     }
     float max, sum;
     fast_row_stats(row, V, max, sum);
-    const float scale = dloss / sum;
-    const float target_logit = row[target];  // read before the row may be overwritten (aliasing)
-#pragma omp simd
-    for (int v = 0; v < V; ++v) drow[v] = fast::exp(row[v] - max) * scale;
-    drow[target] = fast::exp(target_logit - max) * scale - dloss;
-    for (int v = V; v < Vp; ++v) drow[v] = 0.0f;
+    row_gradient(drow, row, target, dloss, max, sum, V, Vp);
   }
 }
 
@@ -126,6 +133,31 @@ void softmax_xent_backward(float* dlogits, const float* logits, const std::int32
                            int Vp) {
   if (zt::reference_cpu_kernels()) return reference::softmax_xent_backward(dlogits, logits, targets, dloss, N, V, Vp);
   backward_rows(dlogits, logits, targets, dloss, 0, N, V, Vp);
+}
+
+int softmax_xent_forward_backward(float* losses, float* logits, const std::int32_t* targets, float dloss, int N, int V,
+                                  int Vp) {
+  if (zt::reference_cpu_kernels()) {
+    const int count = reference::softmax_xent_forward(losses, logits, targets, N, V, Vp);
+    reference::softmax_xent_backward(logits, logits, targets, dloss, N, V, Vp);
+    return count;
+  }
+  int count = 0;
+  for (int n = 0; n < N; ++n) {
+    float* row = logits + static_cast<std::size_t>(n) * Vp;
+    const std::int32_t target = targets[n];
+    if (target == kIgnoreIndex) {
+      losses[n] = 0.0f;
+      for (int v = 0; v < Vp; ++v) row[v] = 0.0f;
+      continue;
+    }
+    float max, sum;
+    fast_row_stats(row, V, max, sum);
+    losses[n] = std::log(sum) - (row[target] - max);
+    row_gradient(row, row, target, dloss, max, sum, V, Vp);
+    ++count;
+  }
+  return count;
 }
 
 }  // namespace zt::models::cpu
@@ -157,6 +189,31 @@ void softmax_xent_backward(ComputeContext& ctx, BufferView dlogits, BufferView l
   cpu::Fp32Views w;
   cpu::softmax_xent_backward(w.out(dlogits), w.in(logits), int32_view(targets), dloss, N, V, Vp);
   w.store();
+}
+
+void softmax_xent_forward_backward(ComputeContext& ctx, BufferView losses, BufferView logits, BufferView targets,
+                                   float dloss, int N, int V, int Vp) {
+  check(ctx, losses, DType::f32, N, "softmax_xent losses");
+  check_act(ctx, logits, sz(N, Vp), "softmax_xent logits");
+  check(ctx, targets, DType::i32, N, "softmax_xent targets");
+  if (ctx.device().is_cuda())
+    return on_cuda::softmax_xent_forward_backward(ctx, losses, logits, targets, dloss, N, V, Vp);
+  cpu::Fp32Views w;
+  cpu::softmax_xent_forward_backward(w.out(losses), w.out(logits), int32_view(targets), dloss, N, V, Vp);
+  w.store();
+}
+
+void classifier_forward(ComputeContext& ctx, BufferView losses, BufferView logits, BufferView targets,
+                        std::optional<float> dloss_in_forward, int N, int V, int Vp) {
+  if (dloss_in_forward) return softmax_xent_forward_backward(ctx, losses, logits, targets, *dloss_in_forward, N, V, Vp);
+  softmax_xent_forward(ctx, losses, logits, targets, N, V, Vp);
+}
+
+void classifier_backward(ComputeContext& ctx, BufferView logits, BufferView targets,
+                         std::optional<float> dloss_in_forward, float dloss, int N, int V, int Vp) {
+  if (!dloss_in_forward) return softmax_xent_backward(ctx, logits, logits, targets, dloss, N, V, Vp);
+  if (*dloss_in_forward != dloss)
+    throw std::logic_error("the classifier's backward has another loss gradient than its fused forward used");
 }
 
 void add_mean_loss(ComputeContext& ctx, BufferView acc, BufferView losses, int valid) {

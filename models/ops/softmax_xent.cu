@@ -1,5 +1,6 @@
 // Fused softmax cross-entropy on the GPU (mirrors models/ops/softmax_xent.*): one block per
-// row of logits, fp32 max/sum; the probabilities are never stored. Rows of 16-byte aligned
+// row of logits, fp32 max/sum; the probabilities are never stored. In training the classifier is
+// one kernel (softmax_xent_forward_backward): the loss and the gradient, written over the logits. Rows of 16-byte aligned
 // multiples of 8 (GPT-2's padded vocabulary) are read eight elements at a time with the maximum
 // and the sum in one sweep (online softmax): forward reads the logits once, backward twice.
 #include "models/ops/softmax_xent.h"
@@ -70,22 +71,30 @@ __global__ void forward_kernel(float* losses, const S* logits, const std::int32_
 }
 
 // dlogits may alias logits: every value is read by the thread that later writes it, and the
-// reductions that need other threads' values finish (syncthreads) before any write.
+// reductions that need other threads' values finish (syncthreads) before any write. With losses
+// (the fused classifier), the row's loss is written too, from the statistics already taken: one
+// pass over the logits fewer than forward_kernel then this.
 template <typename S>
 __global__ void backward_kernel(S* dlogits, const S* logits, const std::int32_t* targets, float dloss, int V, int Vp,
-                                bool vec8) {
+                                bool vec8, float* losses) {
   __shared__ float shared[kThreads / 32];
   int n = blockIdx.x;
   std::int32_t target = targets[n];
   S* drow = dlogits + static_cast<std::size_t>(n) * Vp;
   if (target < 0) {
+    if (losses != nullptr && threadIdx.x == 0) losses[n] = 0.0f;
     for (int v = threadIdx.x; v < Vp; v += kThreads) store(drow + v, 0.0f);
     return;
   }
   const S* row = logits + static_cast<std::size_t>(n) * Vp;
   float max, log_sum;
+  if (vec8) row_stats_vec8(row, V, Vp, shared, max, log_sum);
+  else row_stats(row, V, shared, max, log_sum);
+  if (losses != nullptr) {
+    if (threadIdx.x == 0) losses[n] = log_sum - (load(row + target) - max);
+    __syncthreads();  // the target's logit is read before any thread overwrites it
+  }
   if (vec8) {
-    row_stats_vec8(row, V, Vp, shared, max, log_sum);
     float x[8];
     for (int v = threadIdx.x * 8; v < Vp; v += kThreads * 8) {
       load8(row + v, x);
@@ -96,7 +105,6 @@ __global__ void backward_kernel(S* dlogits, const S* logits, const std::int32_t*
     }
     return;
   }
-  row_stats(row, V, shared, max, log_sum);
   for (int v = threadIdx.x; v < Vp; v += kThreads) {
     float g = 0.0f;
     if (v < V) g = dloss * (expf(load(row + v) - max - log_sum) - (v == target ? 1.0f : 0.0f));
@@ -113,9 +121,9 @@ void launch_forward(float* losses, const void* logits, const std::int32_t* targe
 
 template <typename S>
 void launch_backward(void* dlogits, const void* logits, const std::int32_t* targets, float dloss, int N, int V, int Vp,
-                     cudaStream_t s) {
+                     float* losses, cudaStream_t s) {
   backward_kernel<S><<<N, kThreads, 0, s>>>(static_cast<S*>(dlogits), static_cast<const S*>(logits), targets, dloss, V,
-                                            Vp, vectorizable(Vp, {logits, dlogits}));
+                                            Vp, vectorizable(Vp, {logits, dlogits}), losses);
 }
 
 // acc += (f32)(sum(losses) / valid): one block, each thread a fixed strided subset in f64, then a
@@ -147,9 +155,9 @@ void softmax_xent_forward(float* losses, const void* logits, const std::int32_t*
 }
 
 void softmax_xent_backward(void* dlogits, const void* logits, const std::int32_t* targets, float dloss, int N, int V,
-                           int Vp, DType dt, cudaStream_t s) {
+                           int Vp, DType dt, cudaStream_t s, float* losses = nullptr) {
   if (N == 0) return;
-  ZT_DISPATCH_STORAGE(dt, launch_backward, dlogits, logits, targets, dloss, N, V, Vp, s);
+  ZT_DISPATCH_STORAGE(dt, launch_backward, dlogits, logits, targets, dloss, N, V, Vp, losses, s);
 }
 
 }  // namespace zt::models::cuda
@@ -166,6 +174,13 @@ void softmax_xent_backward(ComputeContext& ctx, BufferView dlogits, BufferView l
                            int N, int V, int Vp) {
   CudaComputeContext& c = as_cuda(ctx);
   cuda::softmax_xent_backward(dlogits.data, logits.data, int32_view(targets), dloss, N, V, Vp, c.dtype(), c.handle());
+}
+
+void softmax_xent_forward_backward(ComputeContext& ctx, BufferView losses, BufferView logits, BufferView targets,
+                                   float dloss, int N, int V, int Vp) {
+  CudaComputeContext& c = as_cuda(ctx);
+  cuda::softmax_xent_backward(logits.data, logits.data, int32_view(targets), dloss, N, V, Vp, c.dtype(), c.handle(),
+                              float_data(losses));
 }
 
 void add_mean_loss(ComputeContext& ctx, BufferView acc, BufferView losses, int valid) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "models/ops/common.h"
 
@@ -23,6 +24,11 @@ int softmax_xent_forward(float* losses, const float* logits, const std::int32_t*
 // non-ignored row (1 / count for a mean, times any loss scale).  -> dlogits (N, Vp)
 void softmax_xent_backward(float* dlogits, const float* logits, const std::int32_t* targets, float dloss, int N, int V,
                            int Vp);
+// Both in one pass over each row, as a training step's loss block does: losses as the forward,
+// and the row overwritten with its gradient as the backward (logits becomes dlogits), from the
+// row's maximum and sum taken once. The same values, bit for bit, as the two calls.
+int softmax_xent_forward_backward(float* losses, float* logits, const std::int32_t* targets, float dloss, int N, int V,
+                                  int Vp);
 
 namespace reference {
 int softmax_xent_forward(float* losses, const float* logits, const std::int32_t* targets, int N, int V, int Vp);
@@ -39,6 +45,17 @@ void softmax_xent_forward(ComputeContext& ctx, BufferView losses, BufferView log
                           int Vp);
 void softmax_xent_backward(ComputeContext& ctx, BufferView dlogits, BufferView logits, BufferView targets, float dloss,
                            int N, int V, int Vp);
+// The fused classifier: losses, and the logits overwritten with their gradient, in one pass.
+void softmax_xent_forward_backward(ComputeContext& ctx, BufferView losses, BufferView logits, BufferView targets,
+                                   float dloss, int N, int V, int Vp);
+
+// A loss block's classifier (BlockIO::dloss_in_forward says which): in a training step's forward
+// the fused classifier, whose backward then has nothing left to do; otherwise the losses, and in
+// backward the logits' gradient over them. backward's dloss must be the forward's where it fused.
+void classifier_forward(ComputeContext& ctx, BufferView losses, BufferView logits, BufferView targets,
+                        std::optional<float> dloss_in_forward, int N, int V, int Vp);
+void classifier_backward(ComputeContext& ctx, BufferView logits, BufferView targets,
+                         std::optional<float> dloss_in_forward, float dloss, int N, int V, int Vp);
 
 // acc (one f64 in two f32 elements) += (f32)(sum(losses) / valid), the sum taken in f64 in a
 // fixed order; adds 0 when valid is 0. The batch's mean loss without a trip to the host.
@@ -51,6 +68,8 @@ void softmax_xent_forward(ComputeContext& ctx, BufferView losses, BufferView log
                           int Vp);
 void softmax_xent_backward(ComputeContext& ctx, BufferView dlogits, BufferView logits, BufferView targets, float dloss,
                            int N, int V, int Vp);
+void softmax_xent_forward_backward(ComputeContext& ctx, BufferView losses, BufferView logits, BufferView targets,
+                                   float dloss, int N, int V, int Vp);
 void add_mean_loss(ComputeContext& ctx, BufferView acc, BufferView losses, int valid);
 }  // namespace on_cuda
 

@@ -360,7 +360,7 @@ TEST_P(CudaVsCpu, MisalignedAttentionViewsTakeTheMaterialisedPathOrAreRefused) {
 }
 
 // Vp 1024 takes the eight-element one-sweep kernels (V 1000: a partial last chunk), Vp 1003 the
-// scalar ones.
+// scalar ones; separately and as the fused classifier.
 TEST_P(CudaVsCpu, SoftmaxCrossEntropy) {
   const int N = 64, V = 1000;
   for (int Vp : {1024, 1003}) {
@@ -377,6 +377,14 @@ TEST_P(CudaVsCpu, SoftmaxCrossEntropy) {
     }
     expect_close(losses, "softmax_xent losses", dt_ == DType::f32 ? 1e-5 : 1e-2);
     expect_close(dlogits, "softmax_xent dlogits");
+    // The fused classifier: losses and the gradient over the logits in one kernel.
+    auto fused_losses = poisoned(N, true);
+    for (auto* ctx : {cpu_.get(), gpu_.get()}) {
+      auto v = [&](Pair& p) { return ctx == cpu_.get() ? p.c.view() : p.g.view(); };
+      ops::softmax_xent_forward_backward(*ctx, v(fused_losses), v(logits), v(targets), 1.0f / N, N, V, Vp);
+    }
+    expect_close(fused_losses, "fused classifier losses", dt_ == DType::f32 ? 1e-5 : 1e-2);
+    expect_close(logits, "fused classifier dlogits");
   }
 }
 

@@ -7,6 +7,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <optional>
+#include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -19,6 +23,8 @@
 #include "models/ops/softmax_xent.h"
 #include "optim/adamw.h"
 #include "core/cpu_kernel_choice.h"
+#include "core/dtype.h"
+#include "models/compute_context.h"
 
 namespace zt::models::test {
 namespace {
@@ -149,6 +155,58 @@ TEST_P(FastKernels, SoftmaxCrossEntropy) {
   auto inplace = logits;
   cpu::softmax_xent_backward(inplace.data(), inplace.data(), targets.data(), 0.25f, N, V, Vp);
   expect_close(inplace, dl_ref, "dlogits in place");
+}
+
+// The fused classifier (a training step's loss block): the losses and the gradient written over
+// the logits, bit for bit those of the forward and then the backward in place, with the fast
+// kernels and with the references.
+TEST(FusedClassifier, IsTheForwardThenTheBackwardBitForBit) {
+  const int N = 53, V = 301, Vp = 320;
+  const auto logits = random_vector(N * Vp, 13, 8.0f);
+  std::vector<std::int32_t> targets(N);
+  for (int n = 0; n < N; ++n) targets[n] = n % 7 == 2 ? cpu::kIgnoreIndex : (n * 41) % V;
+  for (bool reference : {false, true}) {
+    SCOPED_TRACE(reference ? "reference kernels" : "fast kernels");
+    zt::set_reference_cpu_kernels(reference);
+    std::vector<float> loss(N, 7.0f), loss_two(N, 7.0f);
+    auto fused = logits, two = logits;
+    const int count = cpu::softmax_xent_forward_backward(loss.data(), fused.data(), targets.data(), 0.125f, N, V, Vp);
+    EXPECT_EQ(count, cpu::softmax_xent_forward(loss_two.data(), two.data(), targets.data(), N, V, Vp));
+    cpu::softmax_xent_backward(two.data(), two.data(), targets.data(), 0.125f, N, V, Vp);
+    EXPECT_EQ(loss, loss_two);
+    EXPECT_EQ(fused, two);
+  }
+  zt::set_reference_cpu_kernels(false);
+}
+
+// Through the ops, in every storage dtype: classifier_forward with the loss gradient, then a
+// backward that does nothing, against the unfused pair; a backward given another gradient than
+// the forward used is refused.
+TEST(FusedClassifier, OpsInEveryDtypeAndTheBackwardChecksItsGradient) {
+  const int N = 24, V = 40, Vp = 48;
+  for (DType dt : {DType::f32, DType::bf16, DType::f16}) {
+    SCOPED_TRACE(std::string(dtype_name(dt)));
+    auto ctx = ComputeContext::cpu(1, dt);
+    auto values = random_vector(N * Vp, 14, 4.0f);
+    auto stored = [&] {
+      Buffer b(Device::cpu(), dt, values.size(), MemCategory::workspace);
+      convert_host(values.data(), DType::f32, b.data(), dt, values.size());
+      return b;
+    };
+    Buffer fused = stored(), two = stored();
+    Buffer targets(Device::cpu(), DType::i32, N, MemCategory::workspace);
+    for (int n = 0; n < N; ++n) targets.data_as<std::int32_t>()[n] = n % 5 == 1 ? -1 : (n * 7) % V;
+    Buffer loss(Device::cpu(), DType::f32, N, MemCategory::workspace), loss_two(Device::cpu(), DType::f32, N,
+                                                                               MemCategory::workspace);
+    ops::classifier_forward(*ctx, loss.view(), fused.view(), targets.view(), 0.5f, N, V, Vp);
+    ops::classifier_backward(*ctx, fused.view(), targets.view(), 0.5f, 0.5f, N, V, Vp);
+    ops::classifier_forward(*ctx, loss_two.view(), two.view(), targets.view(), std::nullopt, N, V, Vp);
+    ops::classifier_backward(*ctx, two.view(), targets.view(), std::nullopt, 0.5f, N, V, Vp);
+    EXPECT_EQ(std::memcmp(loss.data(), loss_two.data(), loss.bytes()), 0);
+    EXPECT_EQ(std::memcmp(fused.data(), two.data(), fused.bytes()), 0);
+    EXPECT_THROW(ops::classifier_backward(*ctx, fused.view(), targets.view(), 0.5f, 0.25f, N, V, Vp),
+                 std::logic_error);
+  }
 }
 
 TEST_P(FastKernels, AdamWMatchesTheScalarFormula) {
