@@ -268,11 +268,13 @@ TEST_P(CudaVsCpu, LinearForwardBackwardPaddedRows) {
   }
 }
 
-// OC 104 takes the eight-column bias + GELU kernels, OC 101 the scalar ones.
+// OC 104 takes the eight-column bias + GELU kernels and the eight-element residual, OC 101 the
+// scalar ones.
 TEST_P(CudaVsCpu, GeluAndResidual) {
-  const int N = 100, C = 96;
+  const int N = 100;
   for (int OC : {101, 104}) {
-    SCOPED_TRACE("OC " + std::to_string(OC));
+    const int C = OC == 104 ? 96 : 100;  // residual + LayerNorm: one eight-element kernel at C 96, two at C 100
+    SCOPED_TRACE("OC " + std::to_string(OC) + " C " + std::to_string(C));
     const std::size_t n = static_cast<std::size_t>(N) * OC;
     auto pre = make(random(n, 2.0f)), bias = make(random(OC)), y = make(random(n)), out = poisoned(n),
          dinp = poisoned(n), dbias = make(random(OC)), sum = poisoned(n);
