@@ -79,6 +79,7 @@ int main(int argc, char** argv) {
     for (auto& t : tokens) t = static_cast<std::int32_t>(rng() % model.config().vocab_size);
     for (std::size_t i = 0; i < tokens.size(); ++i) targets[i] = tokens[(i + 1) % tokens.size()];
     acts.set_tokens(tokens, targets);
+    acts.set_loss_gradient_in_forward(1.0f);  // the fused classifier, as in training (backward's scale 1)
 
     auto step = [&] {
       state.zero_grad(*ctx);

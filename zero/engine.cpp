@@ -268,8 +268,13 @@ void ZeroEngine::forward_backward(models::Activations& acts, bool boundary, bool
   const std::size_t n = model_.num_blocks();
   const double scale = options_.loss_scaling ? loss_scaler_.scale() : 1.0;
   const float dloss_multiplier = static_cast<float>(scale / options_.gradient_accumulation_steps);
-  // The loss block's forward writes the logits' gradient with the losses (the fused classifier).
+  // The loss block's forward writes the logits' gradient with the losses (the fused classifier);
+  // evaluations that follow, even after an error, compute the losses alone.
   acts.set_loss_gradient_in_forward(dloss_multiplier);
+  struct LossGradientInForward {
+    models::Activations& acts;
+    ~LossGradientInForward() { acts.set_loss_gradient_in_forward(std::nullopt); }
+  } reset_after_step{acts};
   forward_pass(acts, true, first_step_reads_rows);
   models::ops::add_mean_loss(ctx_, statistics_.loss_accumulator(), acts.losses(), acts.valid_targets());
   const bool reduce_now = options_.stage >= 2 || boundary;
@@ -324,7 +329,6 @@ void ZeroEngine::forward_backward(models::Activations& acts, bool boundary, bool
     if (gatherer_) gatherer_->leave(step);
     if (reduce_now) release(reducer_->block_ready(b));
   }
-  acts.set_loss_gradient_in_forward(std::nullopt);
   if (choose_bucket_size_after_step_) backward_end_ = ctx_.stream().record();
   if (reduce_now) {
     for (std::size_t packed : reducer_->finish())

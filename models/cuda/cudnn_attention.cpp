@@ -2,7 +2,9 @@
 // frontend's dynamic loading: libcudnn.so.9 is opened here, at the first GPU attention.
 #include "models/cuda/cudnn_attention.h"
 
+#include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -27,6 +29,9 @@ using Tensor = std::shared_ptr<fe::graph::Tensor_attributes>;
 
 const CudnnLibrary& cudnn_library() {
   static const CudnnLibrary library = [] {
+    // The frontend loads a CUDA runtime of its own for a few calls: the one zerotrain runs on, not
+    // the first it finds (it tries libcudart.so.12 before .13). A user's setting wins.
+    setenv("CUDNN_FRONTEND_CUDART_LIB_NAME", fmt::format("libcudart.so.{}", CUDART_VERSION / 1000).c_str(), 0);
     CudnnLibrary l = load_cudnn_library("libcudnn.so.9");
     // Loaded again by name: dlopen returns the handle it already holds.
     if (l.loaded) fe::cudnn_dlhandle = dlopen("libcudnn.so.9", RTLD_NOW | RTLD_LOCAL);
@@ -108,6 +113,17 @@ std::string build(fe::graph::Graph& g, cudnnHandle_t handle) {
   return e.is_good() ? "" : e.get_message();
 }
 
+// The most workspace a shape's graphs may ask for: a sixteenth of the GPU's memory. cuDNN's
+// deterministic backward keeps a (B, heads, T, T) 16-bit dP matrix in its workspace (before cuDNN
+// 9.25, or where that fits under the limit on Hopper); GPT-2 124M at B 16, T 1024 needs 0.4 GB,
+// within the limit on any training GPU. Longer sequences would need it squared: those are refused
+// and run the flash kernels, which need no such matrix.
+std::int64_t workspace_limit_bytes() {
+  std::size_t free = 0, total = 0;
+  ZT_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  return static_cast<std::int64_t>(total / 16);
+}
+
 std::string shape_name(const FlashAttention& a, DType dt) {
   return fmt::format("(B {}, heads {}, T {}, hs {}, {} query heads per key/value head, {})", a.B, a.NH, a.T,
                      kFlashHeadSize, a.group, dtype_name(dt));
@@ -126,6 +142,10 @@ struct CudnnAttention::Graphs {
   Buffer workspace;  // the largest any graph asked for
 
   ~Graphs() {
+    // Queued graphs may still read the workspace and plans: let them finish, then free the plans
+    // before the handle they were built on.
+    if (handle != nullptr) cudaDeviceSynchronize();
+    shapes.clear();
     if (handle != nullptr) fe::detail::destroy_handle(handle);
   }
 };
@@ -158,7 +178,12 @@ CudnnAttention::ShapeGraphs* CudnnAttention::prepare(const FlashAttention& a, DT
   if (fresh) {
     std::shared_ptr<fe::graph::Graph> forward, backward;
     std::string refused;
+    std::int64_t need = 0;
     try {  // the frontend also throws, e.g. where a library it loads is missing
+      const std::int64_t limit = workspace_limit_bytes();
+      // cuDNN 9.25+ on Hopper then serves a deterministic backward whose dP matrix would exceed the
+      // limit with ordered dQ sums (workspace linear in T) instead. A user's setting wins.
+      setenv("CUDNN_FRONTEND_ATTN_DP_WORKSPACE_LIMIT", std::to_string(limit).c_str(), 0);
       if (g.handle == nullptr) {
         if (cudnnStatus_t status = fe::detail::create_handle(&g.handle); status != CUDNN_STATUS_SUCCESS) {
           g.handle = nullptr;
@@ -169,7 +194,19 @@ CudnnAttention::ShapeGraphs* CudnnAttention::prepare(const FlashAttention& a, DT
       forward = forward_graph(tensors, dt), backward = backward_graph(tensors, dt);
       refused = build(*forward, g.handle);
       if (refused.empty()) refused = build(*backward, g.handle);
-    } catch (const std::exception& e) {
+      std::int64_t backward_need = 0;
+      if (refused.empty() &&
+          (forward->get_workspace_size(need).is_bad() || backward->get_workspace_size(backward_need).is_bad()))
+        refused = "a built graph has no workspace size";
+      need = std::max(need, backward_need);
+      if (refused.empty() && need > limit)
+        refused = fmt::format("its workspace of {:.2f} GiB is over a sixteenth of the GPU's memory", need / 1073741824.0);
+      if (refused.empty() && static_cast<std::int64_t>(g.workspace.numel()) * 4 < need) {
+        ZT_CUDA_CHECK(cudaStreamSynchronize(s));  // the old workspace may still be in use
+        g.workspace = Buffer(Device::cuda(device_), DType::f32, static_cast<std::size_t>((need + 3) / 4),
+                             MemCategory::workspace);
+      }
+    } catch (const std::exception& e) {  // out of memory for the workspace included
       refused = e.what();
     }
     if (!refused.empty()) {
@@ -177,17 +214,8 @@ CudnnAttention::ShapeGraphs* CudnnAttention::prepare(const FlashAttention& a, DT
                 refused);
       return nullptr;  // the pair stays empty: refused once, not asked again
     }
-    std::int64_t need = 0, backward_need = 0;
-    if (forward->get_workspace_size(need).is_bad() || backward->get_workspace_size(backward_need).is_bad())
-      throw std::runtime_error("cuDNN: a built attention graph has no workspace size");
-    need = std::max(need, backward_need);
-    if (static_cast<std::int64_t>(g.workspace.numel()) * 4 < need) {
-      ZT_CUDA_CHECK(cudaStreamSynchronize(s));  // the old workspace may still be in use
-      g.workspace = Buffer(Device::cuda(device_), DType::f32, static_cast<std::size_t>((need + 3) / 4),
-                           MemCategory::workspace);
-    }
     pair.forward = forward, pair.backward = backward;
-    log::info("attention {}: cuDNN {} (workspace {} bytes)", shape_name(a, dt), library.version, need);
+    log::info("attention {}: cuDNN {} (workspace {:.1f} MiB)", shape_name(a, dt), library.version, need / 1048576.0);
   }
   return pair.forward ? &pair : nullptr;
 }

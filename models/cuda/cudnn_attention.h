@@ -1,7 +1,9 @@
 // Causal attention through cuDNN's fused kernels (cuDNN 9's scaled dot-product attention: flash
 // attention tuned for each GPU generation), for the attentions the flash kernels take
 // (flash_attention.h): the same layouts (q, k and v read inside the qkv rows, the output written
-// into the model's rows), the same float of statistics per (b, h, t) in att, and no (T, T) buffer.
+// into the model's rows), the same float of statistics per (b, h, t) in att, and no (T, T) matrix
+// kept between forward and backward (the deterministic backward's workspace may hold one while it
+// runs: cudnn_attention.cpp says when, and a shape whose workspace would be too large is refused).
 // cuDNN is loaded (libcudnn.so.9), never linked: without it, without the frontend's headers at
 // build time, with train.cudnn_attention false, or for a shape cuDNN refuses, the flash kernels run
 // and the log says why once. Backward is cuDNN's deterministic algorithm, so repeated runs give

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Decompresses the kit's large files in place (FILE.xz -> FILE, the .xz kept), once; run.sh calls
-# it first. build.sh compresses every file over 8 MiB so that the kit travels in under 64 MiB.
+# it first. build.sh compresses every file over 2 MiB so that the kit travels in under 64 MiB.
 # Uses xz where the machine has it, else Python's lzma module.
 set -euo pipefail
 kit=$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)
