@@ -200,7 +200,7 @@ CudnnAttention::ShapeGraphs* CudnnAttention::prepare(const FlashAttention& a, DT
         refused = "a built graph has no workspace size";
       need = std::max(need, backward_need);
       if (refused.empty() && need > limit)
-        refused = fmt::format("its workspace of {:.2f} GiB is over a sixteenth of the GPU's memory", need / 1073741824.0);
+        refused = fmt::format("a workspace of {:.2f} GiB, over a sixteenth of the GPU's memory", need / 1073741824.0);
       if (refused.empty() && static_cast<std::int64_t>(g.workspace.numel()) * 4 < need) {
         ZT_CUDA_CHECK(cudaStreamSynchronize(s));  // the old workspace may still be in use
         g.workspace = Buffer(Device::cuda(device_), DType::f32, static_cast<std::size_t>((need + 3) / 4),
@@ -210,8 +210,7 @@ CudnnAttention::ShapeGraphs* CudnnAttention::prepare(const FlashAttention& a, DT
       refused = e.what();
     }
     if (!refused.empty()) {
-      log::warn("attention {}: cuDNN {} refuses it ({}); the flash kernels run", shape_name(a, dt), library.version,
-                refused);
+      log::warn("attention {}: not on cuDNN {} ({}); the flash kernels run", shape_name(a, dt), library.version, refused);
       return nullptr;  // the pair stays empty: refused once, not asked again
     }
     pair.forward = forward, pair.backward = backward;

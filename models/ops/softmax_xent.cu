@@ -1,8 +1,9 @@
 // Fused softmax cross-entropy on the GPU (mirrors models/ops/softmax_xent.*): one block per
-// row of logits, fp32 max/sum; the probabilities are never stored. In training the classifier is
-// one kernel (softmax_xent_forward_backward): the loss and the gradient, written over the logits. Rows of 16-byte aligned
+// row of logits, fp32 max/sum; the probabilities are never stored. Rows of 16-byte aligned
 // multiples of 8 (GPT-2's padded vocabulary) are read eight elements at a time with the maximum
-// and the sum in one sweep (online softmax): forward reads the logits once, backward twice.
+// and the sum in one sweep (online softmax): forward reads the logits once, backward twice. In
+// training the classifier is one kernel (softmax_xent_forward_backward): the loss and the
+// gradient, written over the logits, in backward's two reads.
 #include "models/ops/softmax_xent.h"
 
 #include "models/cuda/cuda_context.h"

@@ -147,7 +147,9 @@ class CudaVsCpu : public ::testing::TestWithParam<DType> {
   double tol() const { return dt_ == DType::f32 ? 1e-4 : 1e-2; }
 
   // The GPU context with attention on cuDNN (where it loads) or on the flash kernels alone.
-  void use_cudnn_attention(bool on) { gpu_ = ComputeContext::cuda(0, dt_, {.allow_tf32 = false, .cudnn_attention = on}); }
+  void use_cudnn_attention(bool on) {
+    gpu_ = ComputeContext::cuda(0, dt_, {.allow_tf32 = false, .cudnn_attention = on});
+  }
   // Where the flash kernels' shapes were run with cuDNN asked for, cuDNN ran them if it loads (a
   // shape it refuses would silently cost its speed), and the flash kernels ran them otherwise.
   void expect_attention_path(bool flash_shape, bool cudnn_asked) {

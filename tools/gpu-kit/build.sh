@@ -35,7 +35,8 @@ die() { echo "gpu-kit build: $*" >&2; exit 1; }
 
 # --- 1. build ------------------------------------------------------------------------------------
 # Attention on cuDNN where the GPU machine has libcudnn.so.9; optional, so a failed fetch is a note.
-bash scripts/fetch-cudnn-frontend.sh || say "the cuDNN frontend's headers were not fetched: attention runs the flash kernels"
+bash scripts/fetch-cudnn-frontend.sh ||
+  say "the cuDNN frontend's headers were not fetched: attention runs the flash kernels"
 if [ ! -f "$build/CMakeCache.txt" ] || [ "$build" = build-gpukit ]; then
   # RelWithDebInfo, the project's usual build: GCC 12 at Release's -O3 reports a false -Wrestrict in
   # std::string that -Werror turns into an error. Device code is optimised by ptxas either way, and
